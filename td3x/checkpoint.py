@@ -1,0 +1,43 @@
+"""``checkpoint.pt``: the full training state by named parts, written atomically, loaded with checks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+CHECKPOINT_FILE = "checkpoint.pt"
+FORMAT_VERSION = 1
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that is missing, truncated, corrupt or from another format."""
+
+
+def save(path: Path, parts: dict[str, Any]) -> None:
+    """Write ``parts`` to ``path`` via a temporary file and ``os.replace``: a kill or a full disk
+    mid-write leaves the previous checkpoint intact, never a half-written one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("wb") as file:
+            torch.save({"format_version": FORMAT_VERSION, **parts}, file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Load a checkpoint written by :func:`save`, or raise one clear :class:`CheckpointError`."""
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}")
+    try:
+        parts = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as error:
+        raise CheckpointError(f"checkpoint {path} is truncated or corrupt ({type(error).__name__}: {error})") from error
+    if not isinstance(parts, dict) or parts.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(f"checkpoint {path} is not a td3x checkpoint of format {FORMAT_VERSION}")
+    return parts

@@ -1,0 +1,249 @@
+"""The typed configuration of a td3x run: every key's type, default and allowed range lives here.
+
+YAML files in ``conf/`` only choose and override these values. Hydra composes them, and
+``OmegaConf.to_object`` turns the result into the dataclasses below; ``TrainConfig.__post_init__``
+then checks every range and raises one :class:`ConfigError` listing *all* problems, one line each.
+Code below the entrypoint receives these objects, never a ``DictConfig``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
+
+
+class ConfigError(ValueError):
+    """A configuration that td3x refuses; ``problems`` holds one readable line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class NoiseKind(enum.Enum):
+    gaussian = "gaussian"
+    ornstein_uhlenbeck = "ornstein_uhlenbeck"
+    none = "none"
+
+
+class UpdateSchedule(enum.Enum):
+    per_step = "per_step"  # updates_per_step updates after every env step (sfujim/TD3 since 2019)
+    episode_end = "episode_end"  # as many updates as the episode had steps, at its end (the 2018 code)
+
+
+class Device(enum.Enum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+WANDB_MODES = ("online", "offline", "disabled")
+
+# conf/ sits beside the package in a checkout (and an editable install): an absolute path, so Hydra finds it
+# whatever module or working directory td3x is started from
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+class _Checks:
+    """Collects problems as ``key = value: allowed``; one instance per validation pass."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.problems: list[str] = []
+
+    def require(self, key: str, value: Any, ok: bool, allowed: str) -> None:
+        if not ok:
+            self.problems.append(f"{self.prefix}{key}={value!r} is not allowed: {allowed}")
+
+    def positive(self, key: str, value: float) -> None:
+        self.require(key, value, math.isfinite(value) and value > 0, "must be > 0")
+
+    def non_negative(self, key: str, value: float) -> None:
+        self.require(key, value, math.isfinite(value) and value >= 0, "must be >= 0")
+
+    def at_least_one(self, key: str, value: int) -> None:
+        self.require(key, value, value >= 1, "must be an integer >= 1")
+
+
+@dataclass
+class EnvConfig:
+    """Which Gymnasium environment to train on (paper §6.1: the MuJoCo tasks, here their v5 ids)."""
+
+    id: str = "Pendulum-v1"
+    kwargs: dict[str, Any] = field(default_factory=dict)  # passed to gymnasium.make
+    random_steps: int = 1000  # paper's start_timesteps: uniform random actions while t < random_steps
+
+    def problems(self) -> list[str]:
+        checks = _Checks("env.")
+        checks.require("id", self.id, bool(self.id), "must name a registered Gymnasium env")
+        checks.require("random_steps", self.random_steps, self.random_steps >= 0, "must be an integer >= 0")
+        return checks.problems
+
+
+@dataclass
+class AgentConfig:
+    """TD3's hyper-parameters. Defaults are the authors' current ones (sfujim/TD3 since 2019)."""
+
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
+    actor_lr: float = 3e-4
+    critic_lr: float = 3e-4
+    batch_size: int = 256  # N
+    discount: float = 0.99  # γ
+    tau: float = 0.005  # τ: θ' ← τθ + (1 - τ)θ'
+    policy_delay: int = 2  # d: actor and targets update every d critic updates (1 = no delay)
+    n_critics: int = 2  # the target takes the min over all critics (1 = no clipped double Q)
+    target_policy_noise: float = 0.2  # σ̃ of target policy smoothing (0 = no smoothing)
+    target_noise_clip: float = 0.5  # c: ε ~ clip(N(0, σ̃), -c, c)
+    buffer_size: int = 1_000_000
+    updates_per_step: int = 1
+    update_schedule: UpdateSchedule = UpdateSchedule.per_step
+
+    def problems(self) -> list[str]:
+        checks = _Checks("agent.")
+        sizes = list(self.hidden_sizes)
+        checks.require(
+            "hidden_sizes",
+            sizes,
+            bool(sizes) and all(s >= 1 for s in sizes),
+            "must be a non-empty list of integers >= 1",
+        )
+        checks.positive("actor_lr", self.actor_lr)
+        checks.positive("critic_lr", self.critic_lr)
+        checks.at_least_one("batch_size", self.batch_size)
+        checks.require("discount", self.discount, 0.0 <= self.discount <= 1.0, "must be in [0, 1]")
+        checks.require("tau", self.tau, 0.0 < self.tau <= 1.0, "must be in (0, 1]")
+        checks.at_least_one("policy_delay", self.policy_delay)
+        checks.at_least_one("n_critics", self.n_critics)
+        checks.non_negative("target_policy_noise", self.target_policy_noise)
+        checks.non_negative("target_noise_clip", self.target_noise_clip)
+        checks.at_least_one("buffer_size", self.buffer_size)
+        checks.require(
+            "buffer_size",
+            self.buffer_size,
+            self.buffer_size >= self.batch_size,
+            f"must be >= agent.batch_size ({self.batch_size})",
+        )
+        checks.at_least_one("updates_per_step", self.updates_per_step)
+        return checks.problems
+
+
+@dataclass
+class NoiseConfig:
+    """Exploration noise added to the actor's action during training (never during evaluation)."""
+
+    kind: NoiseKind = NoiseKind.gaussian
+    std: float = 0.1  # σ of N(0, σ) (or of the OU process), in normalised action units ([-1, 1])
+    theta: float = 0.15  # OU mean reversion θ (Lillicrap et al. 2016)
+    dt: float = 1e-2  # OU time step (OpenAI baselines' default)
+    final_std: float | None = None  # Gaussian only: std falls linearly to this over decay_steps env steps
+    decay_steps: int = 0
+
+    def problems(self) -> list[str]:
+        checks = _Checks("noise.")
+        checks.non_negative("std", self.std)
+        checks.non_negative("theta", self.theta)
+        checks.positive("dt", self.dt)
+        if self.final_std is not None:
+            checks.non_negative("final_std", self.final_std)
+            checks.at_least_one("decay_steps", self.decay_steps)
+        checks.require("decay_steps", self.decay_steps, self.decay_steps >= 0, "must be an integer >= 0")
+        return checks.problems
+
+
+@dataclass
+class RunConfig:
+    """Length of the run and the paper's evaluation protocol (§6.1), checkpointing and threads."""
+
+    total_steps: int = 1_000_000
+    eval_every: int = 5000
+    eval_episodes: int = 10
+    eval_seed: int | None = (
+        None  # episode i of every evaluation starts from reset(seed=eval_seed + i); null: seed + 100
+    )
+    checkpoint_every: int = 50_000
+    log_every: int = 1000  # env steps between training-metric rows
+    device: Device = Device.auto
+    num_threads: int = 1  # torch intra-op threads; part of the config because it changes float results
+
+    def problems(self) -> list[str]:
+        checks = _Checks("run.")
+        for key in ("total_steps", "eval_every", "eval_episodes", "checkpoint_every", "log_every", "num_threads"):
+            checks.at_least_one(key, getattr(self, key))
+        return checks.problems
+
+
+@dataclass
+class LoggingConfig:
+    """Where metrics go besides the run dir's own files (which are always written)."""
+
+    wandb_mode: str = "${oc.env:WANDB_MODE,offline}"  # online | offline | disabled
+    project: str = "td3x"
+    group: str | None = None  # the sweep's name: runs of one sweep share a W&B group
+    tags: list[str] = field(default_factory=list)
+
+    def problems(self) -> list[str]:
+        checks = _Checks("logging.")
+        checks.require(
+            "wandb_mode", self.wandb_mode, self.wandb_mode in WANDB_MODES, f"must be one of {', '.join(WANDB_MODES)}"
+        )
+        return checks.problems
+
+
+@dataclass
+class TrainConfig:
+    """One training run: the composed result of the env, agent, noise and ablation groups."""
+
+    env: EnvConfig = field(default_factory=EnvConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    noise: NoiseConfig = field(default_factory=NoiseConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+    seed: int = 0
+    paper_row: str = "TD3"  # the Table 2 row this config reproduces; set by the ablation option
+
+    def __post_init__(self) -> None:
+        problems = [
+            *self.env.problems(),
+            *self.agent.problems(),
+            *self.noise.problems(),
+            *self.run.problems(),
+            *self.logging.problems(),
+        ]
+        if self.seed < 0:
+            problems.append(f"seed={self.seed!r} is not allowed: must be an integer >= 0")
+        if problems:
+            raise ConfigError(problems)
+
+    @property
+    def eval_seed(self) -> int:
+        """The first evaluation episode's reset seed (paper code: the eval env is seeded seed + 100)."""
+        return self.seed + 100 if self.run.eval_seed is None else self.run.eval_seed
+
+
+def register_configs() -> None:
+    """Store the schemas under the ``schema`` group, so that ``Available options`` lists real choices only."""
+    store = ConfigStore.instance()
+    store.store(name="train_schema", node=TrainConfig)
+    store.store(group="schema", name="env", node=EnvConfig)
+    store.store(group="schema", name="agent", node=AgentConfig)
+    store.store(group="schema", name="noise", node=NoiseConfig)
+
+
+def to_typed(cfg: Any) -> TrainConfig:
+    """Turn a composed ``DictConfig`` into a checked ``TrainConfig`` (raises ConfigError)."""
+    typed = OmegaConf.to_object(cfg)
+    assert isinstance(typed, TrainConfig), f"expected a TrainConfig, got {type(typed).__name__}"
+    return typed
+
+
+def to_container(config: TrainConfig) -> dict[str, Any]:
+    """The resolved config as plain Python types (enums as their names), for YAML, JSON and W&B."""
+    container = OmegaConf.to_container(OmegaConf.structured(config), resolve=True, enum_to_str=True)
+    assert isinstance(container, dict)
+    return {str(key): value for key, value in container.items()}

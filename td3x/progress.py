@@ -1,0 +1,35 @@
+"""Progress: a tqdm bar on a terminal; plain lines (one per evaluation) in CI and SLURM logs."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from tqdm import tqdm
+
+log = logging.getLogger("td3x")
+
+
+class Progress:
+    def __init__(self, total_steps: int) -> None:
+        self.total_steps = total_steps
+        self.bar = tqdm(total=total_steps, unit="step", dynamic_ncols=True) if sys.stderr.isatty() else None
+        self.sps = 0.0
+        self.last_return: float | None = None
+
+    def advance(self, step: int, sps: float) -> None:
+        self.sps = sps
+        if self.bar is not None:
+            self.bar.update(step - self.bar.n)
+            self.bar.set_postfix(sps=f"{sps:.0f}", eval_return=self.last_return, refresh=False)
+
+    def evaluated(self, step: int, mean_return: float) -> None:
+        self.last_return = round(mean_return, 2)
+        if self.bar is not None:
+            self.advance(step, self.sps)
+        else:
+            log.info("step %d/%d  eval return %.2f  %.0f steps/s", step, self.total_steps, mean_return, self.sps)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

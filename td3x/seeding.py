@@ -1,0 +1,63 @@
+"""One seed drives everything, through explicit generators wherever td3x draws random numbers itself."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+
+@dataclass
+class Generators:
+    """A generator per consumer, so adding draws in one place never shifts the numbers of another."""
+
+    actions: np.random.Generator  # uniform actions of the random warm-up
+    noise: np.random.Generator  # exploration noise
+    replay: np.random.Generator  # replay sampling
+    torch: torch.Generator  # target policy smoothing noise (on the agent's device)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "actions": self.actions.bit_generator.state,
+            "noise": self.noise.bit_generator.state,
+            "replay": self.replay.bit_generator.state,
+            "torch": self.torch.get_state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.actions.bit_generator.state = state["actions"]
+        self.noise.bit_generator.state = state["noise"]
+        self.replay.bit_generator.state = state["replay"]
+        self.torch.set_state(state["torch"])
+
+
+def seed_everything(seed: int, device: torch.device) -> Generators:
+    """Seed the global RNGs (network initialisation, libraries) and derive independent generators.
+
+    Env resets are seeded separately: the training env once with ``reset(seed=seed)``, evaluation
+    episodes with ``reset(seed=eval_seed + i)``.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    actions, noise, replay, torch_seed = np.random.SeedSequence(seed).spawn(4)
+    return Generators(
+        actions=np.random.default_rng(actions),
+        noise=np.random.default_rng(noise),
+        replay=np.random.default_rng(replay),
+        torch=torch.Generator(device).manual_seed(int(torch_seed.generate_state(1, dtype=np.uint64)[0] >> 1)),
+    )
+
+
+def global_rng_state() -> dict[str, Any]:
+    """The global python/numpy/torch RNG states, for checkpoints."""
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def restore_global_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])

@@ -1,0 +1,178 @@
+"""Real Hydra composition of conf/: every option composes, the ablation rows are values only, bad input is
+refused with one line per problem naming the key, the value and what is allowed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from omegaconf import DictConfig
+
+from td3x.config import CONF_DIR, ConfigError, TrainConfig, to_typed
+from td3x.train import check_runtime
+
+PAPER_TABLES = json.loads((Path(__file__).parents[1] / "td3x" / "data" / "paper_tables.json").read_text())
+SHARED_TABLES = Path(__file__).parents[2] / "shared" / "reference" / "paper_tables.json"
+
+
+def options(group: str) -> list[str]:
+    return sorted(path.stem for path in (CONF_DIR / group).glob("*.yaml"))
+
+
+@pytest.mark.parametrize("group", ["env", "agent", "noise", "ablation"])
+def test_every_option_composes_to_a_checked_config(group: str, compose_cfg: Callable[..., DictConfig]) -> None:
+    for option in options(group):
+        config = to_typed(compose_cfg(f"{group}={option}"))
+        assert isinstance(config, TrainConfig)
+
+
+def test_defaults_are_pendulum_td3_gaussian_and_the_td3_row(compose_cfg: Callable[..., DictConfig]) -> None:
+    config = to_typed(compose_cfg())
+    assert (config.env.id, config.agent.hidden_sizes, config.noise.std, config.paper_row) == (
+        "Pendulum-v1",
+        [256, 256],
+        0.1,
+        "TD3",
+    )
+    assert config.eval_seed == config.seed + 100
+
+
+ENV_IDS = {
+    "pendulum": ("Pendulum-v1", 1000),
+    "hopper": ("Hopper-v5", 1000),
+    "halfcheetah": ("HalfCheetah-v5", 10000),
+    "walker2d": ("Walker2d-v5", 1000),
+    "ant": ("Ant-v5", 10000),
+    "reacher": ("Reacher-v5", 1000),
+    "inverted_pendulum": ("InvertedPendulum-v5", 1000),
+    "inverted_double_pendulum": ("InvertedDoublePendulum-v5", 1000),
+}
+
+
+@pytest.mark.parametrize("option", sorted(ENV_IDS))
+def test_env_options_set_the_v5_id_and_the_papers_random_steps(
+    option: str, compose_cfg: Callable[..., DictConfig]
+) -> None:
+    config = to_typed(compose_cfg(f"env={option}"))
+    assert (config.env.id, config.env.random_steps) == ENV_IDS[option]
+    assert check_runtime(config) == []
+
+
+def test_agent_presets(compose_cfg: Callable[..., DictConfig]) -> None:
+    paper = to_typed(compose_cfg("agent=td3_paper")).agent
+    assert (paper.hidden_sizes, paper.actor_lr, paper.critic_lr, paper.batch_size) == ([400, 300], 1e-3, 1e-3, 100)
+    current = to_typed(compose_cfg("agent=td3")).agent
+    assert (current.hidden_sizes, current.actor_lr, current.batch_size) == ([256, 256], 3e-4, 256)
+
+
+ROWS = {  # option: (paper_row, n_critics, policy_delay, target_policy_noise)
+    "none": ("TD3", 2, 2, 0.2),
+    "no_delay": ("TD3 - DP", 2, 1, 0.2),
+    "no_smoothing": ("TD3 - TPS", 2, 2, 0.0),
+    "no_twin": ("TD3 - CDQ", 1, 2, 0.2),
+}
+
+
+@pytest.mark.parametrize("option", sorted(ROWS))
+@pytest.mark.parametrize("agent", ["td3", "td3_paper"])
+def test_ablation_rows_resolve_to_their_numbers(
+    option: str, agent: str, compose_cfg: Callable[..., DictConfig]
+) -> None:
+    config = to_typed(compose_cfg(f"agent={agent}", f"ablation={option}"))
+    a = config.agent
+    assert (config.paper_row, a.n_critics, a.policy_delay, a.target_policy_noise) == ROWS[option]
+    assert config.paper_row in PAPER_TABLES["table2"]["rows"]
+
+
+def test_command_line_values_win_over_the_row(compose_cfg: Callable[..., DictConfig]) -> None:
+    config = to_typed(compose_cfg("ablation=no_delay", "agent.policy_delay=3"))
+    assert config.agent.policy_delay == 3
+
+
+@pytest.mark.parametrize("option", options("ablation"))
+def test_ablation_files_are_global_and_set_only_values(option: str) -> None:
+    text = (CONF_DIR / "ablation" / f"{option}.yaml").read_text()
+    assert text.splitlines()[0] == "# @package _global_"  # Hydra ignores the header anywhere else
+    content = yaml.safe_load(text)
+    assert all(not isinstance(entry, dict) for entry in content.get("defaults", [])), "no group overrides"
+    assert set(content) - {"defaults"} <= {"paper_row", "agent", "noise", "env"}
+    assert set(content.get("env", {})) <= {"normalize_obs"}
+
+
+def test_packaged_paper_tables_match_shared_reference() -> None:
+    if not SHARED_TABLES.exists():
+        pytest.skip(f"{SHARED_TABLES} is not beside this checkout")
+    assert json.loads(SHARED_TABLES.read_text()) == PAPER_TABLES
+
+
+BAD = [  # override, text every message must contain
+    ("run.total_steps=0", "run.total_steps=0"),
+    ("run.total_steps=-5", "run.total_steps=-5"),
+    ("env.random_steps=-1", "env.random_steps=-1"),
+    ("agent.policy_delay=0", "agent.policy_delay=0"),
+    ("agent.n_critics=0", "agent.n_critics=0"),
+    ("agent.tau=0", "agent.tau=0.0"),
+    ("agent.tau=1.5", "agent.tau=1.5"),
+    ("agent.discount=1.01", "agent.discount=1.01"),
+    ("agent.actor_lr=0", "agent.actor_lr=0.0"),
+    ("agent.critic_lr=-1e-3", "agent.critic_lr=-0.001"),
+    ("agent.batch_size=0", "agent.batch_size=0"),
+    ("agent.buffer_size=100", "agent.buffer_size=100"),
+    ("noise.std=-0.1", "noise.std=-0.1"),
+    ("agent.target_policy_noise=-0.2", "agent.target_policy_noise=-0.2"),
+    ("agent.target_noise_clip=-0.5", "agent.target_noise_clip=-0.5"),
+    ("agent.hidden_sizes=[]", "agent.hidden_sizes=[]"),
+    ("agent.hidden_sizes=[64,0]", "agent.hidden_sizes=[64, 0]"),
+    ("run.num_threads=0", "run.num_threads=0"),
+    ("run.eval_episodes=0", "run.eval_episodes=0"),
+    ("logging.wandb_mode=sometimes", "logging.wandb_mode='sometimes'"),
+]
+
+
+@pytest.mark.parametrize(("override", "expected"), BAD)
+def test_bad_values_are_refused_naming_key_value_and_range(
+    override: str, expected: str, compose_cfg: Callable[..., DictConfig]
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        to_typed(compose_cfg(override))
+    assert len(error.value.problems) == 1
+    assert error.value.problems[0].startswith(expected + " is not allowed: ")
+
+
+def test_every_problem_gets_its_own_line(compose_cfg: Callable[..., DictConfig]) -> None:
+    with pytest.raises(ConfigError) as error:
+        to_typed(compose_cfg("agent.tau=2", "agent.policy_delay=0", "run.total_steps=-1"))
+    assert len(error.value.problems) == 3
+
+
+@pytest.mark.parametrize(
+    ("env_id", "expected"),
+    [
+        ("Hoper-v5", "did you mean Hopper-v5"),
+        ("CartPole-v1", "continuous (Box) action space"),
+    ],
+)
+def test_env_ids_are_checked_against_the_registry(
+    env_id: str, expected: str, compose_cfg: Callable[..., DictConfig]
+) -> None:
+    problems = check_runtime(to_typed(compose_cfg(f"env.id={env_id}")))
+    assert len(problems) == 1 and problems[0].startswith(f"env.id={env_id!r} is not allowed: ")
+    assert expected in problems[0]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has CUDA")
+def test_cuda_without_cuda_is_refused(compose_cfg: Callable[..., DictConfig]) -> None:
+    problems = check_runtime(to_typed(compose_cfg("run.device=cuda")))
+    assert problems == ["run.device='cuda' is not allowed: torch sees no CUDA device here; use auto or cpu"]
+
+
+def test_wandb_mode_follows_the_environment_variable(
+    compose_cfg: Callable[..., DictConfig], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert to_typed(compose_cfg()).logging.wandb_mode == "offline"
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+    assert to_typed(compose_cfg()).logging.wandb_mode == "disabled"

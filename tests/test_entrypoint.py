@@ -1,0 +1,167 @@
+"""The real ``td3x-train`` entrypoint as a subprocess: Hydra composition, run-dir files, offline W&B files read
+back, multirun, refused configs and a broken W&B. Marked slow: seconds to a couple of minutes each."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from wandb_records import find_run_files, read_run
+
+pytestmark = pytest.mark.slow
+RUN_FILES = {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt", "wandb"}
+SHORT = ("run.eval_episodes=2", "agent.hidden_sizes=[32,32]", "agent.batch_size=64")
+
+
+def train(*overrides: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    return subprocess.run(
+        [sys.executable, "-m", "td3x.train", *overrides],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**environment, **(env or {})},
+    )
+
+
+def eval_steps(run_dir: Path) -> list[int]:
+    with (run_dir / "eval.csv").open() as file:
+        return [int(row["step"]) for row in csv.DictReader(file)]
+
+
+def test_hopper_paper_preset_with_an_ablation_writes_every_run_file(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = train(
+        "env=hopper",
+        "agent=td3_paper",
+        "ablation=no_delay",
+        "seed=3",
+        "run.total_steps=1500",
+        "run.eval_every=500",
+        "run.eval_episodes=2",
+        "run.log_every=500",
+        f"hydra.run.dir={run_dir}",
+    )
+    assert result.returncode == 0, result.stderr
+    assert {path.name for path in run_dir.iterdir()} >= RUN_FILES
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert config["choices"] == {"env": "hopper", "agent": "td3_paper", "noise": "gaussian", "ablation": "no_delay"}
+    assert (config["paper_row"], config["agent"]["policy_delay"], config["agent"]["hidden_sizes"], config["seed"]) == (
+        "TD3 - DP",
+        1,
+        [400, 300],
+        3,
+    )
+    assert config["logging"]["wandb_mode"] == "offline"  # resolved, not the ${oc.env:...} interpolation
+    assert eval_steps(run_dir) == [0, 500, 1000, 1500]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "complete" and summary["steps"] == 1500 and summary["updates"] == 500
+
+    (wandb_file,) = find_run_files(run_dir)
+    wandb_run = read_run(wandb_file)
+    assert wandb_run.exit_code == 0 and wandb_run.project == "td3x" and wandb_run.job_type == "train"
+    assert wandb_run.name == "hopper-td3_paper-TD3 - DP-s3"
+    assert {"Hopper-v5", "td3_paper", "TD3 - DP", "seed3"} <= set(wandb_run.tags)
+    assert wandb_run.config["agent"]["policy_delay"] == 1 and wandb_run.config["choices"]["ablation"] == "no_delay"
+    eval_rows = [row for row in wandb_run.history if "eval/return_mean" in row]
+    assert [row["env_step"] for row in eval_rows] == [0, 500, 1000, 1500]
+    assert any(
+        metric.get("glob_name") == "eval/*" and metric.get("step_metric") == "env_step" for metric in wandb_run.metrics
+    )
+    assert wandb_run.summary["last10_return"] == pytest.approx(summary["last10_return"])
+
+
+def test_multirun_gives_each_job_its_own_dir_and_wandb_run(tmp_path: Path) -> None:
+    result = train(
+        "-m",
+        "seed=0,1",
+        "run.total_steps=400",
+        "run.eval_every=200",
+        "env.random_steps=300",
+        *SHORT,
+        f"hydra.sweep.dir={tmp_path}",
+    )
+    assert result.returncode == 0, result.stderr
+    job_dirs = sorted(path.parent for path in tmp_path.glob("pendulum/none/*/summary.json"))
+    assert [path.name.split("seed=")[1] for path in job_dirs] == ["0", "1"]
+    run_ids = set()
+    for job_dir in job_dirs:
+        assert {path.name for path in job_dir.iterdir()} >= RUN_FILES
+        assert json.loads((job_dir / "summary.json").read_text())["status"] == "complete"
+        (wandb_file,) = find_run_files(job_dir)
+        run_ids.add(read_run(wandb_file).run_id)
+    assert len(run_ids) == 2  # wandb.finish() between jobs: never one run for the whole sweep
+
+
+def test_bad_config_prints_one_line_per_problem_and_leaves_nothing(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = train("agent.tau=1.5", "agent.policy_delay=0", f"hydra.run.dir={run_dir}")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "config error: agent.tau=1.5 is not allowed: must be in (0, 1]",
+        "config error: agent.policy_delay=0 is not allowed: must be an integer >= 1",
+    ]
+    assert not run_dir.exists()
+
+
+def test_unknown_env_is_refused_with_close_matches(tmp_path: Path) -> None:
+    result = train("env.id=Hoper-v5", f"hydra.run.dir={tmp_path / 'run'}")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (
+        "config error: env.id='Hoper-v5' is not allowed: not a registered Gymnasium env; did you mean Hopper-v5"
+        in result.stderr
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_hydra_composition_errors_name_the_key(tmp_path: Path) -> None:
+    result = train("agent.tau=fast", f"hydra.run.dir={tmp_path / 'run'}")
+    assert result.returncode != 0 and "agent.tau" in result.stderr and "Traceback" not in result.stderr
+    result = train("ablation=no_twn", f"hydra.run.dir={tmp_path / 'run'}")
+    assert result.returncode != 0 and "no_twin" in result.stderr  # Hydra lists the available options
+
+
+def test_a_refused_job_in_a_multirun_does_not_stop_the_others(tmp_path: Path) -> None:
+    result = train(
+        "-m", "agent.tau=1.5,0.5", "run.total_steps=300", "env.random_steps=300", *SHORT, f"hydra.sweep.dir={tmp_path}"
+    )
+    assert result.returncode != 0
+    assert "agent.tau=1.5 is not allowed" in result.stderr
+    finished = [json.loads(path.read_text()) for path in tmp_path.glob("pendulum/none/*/summary.json")]
+    assert [summary["status"] for summary in finished] == ["complete"]  # the good job ran after the bad one
+    assert not list(tmp_path.glob("pendulum/none/agent.tau=1.5*"))
+
+
+def test_training_survives_a_broken_wandb(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "wandb").write_text("a file where W&B wants its directory")
+    result = train(
+        "run.total_steps=400", "run.eval_every=200", "env.random_steps=300", *SHORT, f"hydra.run.dir={run_dir}"
+    )
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout + result.stderr).count("wandb start failed") == 1
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "complete"
+    assert eval_steps(run_dir) == [0, 200, 400]
+
+
+def test_readme_demo_learns_pendulum(tmp_path: Path) -> None:
+    """The README's first command: TD3 solves Pendulum-v1 (mean eval return above -250) in 10k steps."""
+    run_dir = tmp_path / "run"
+    result = train(
+        "run.total_steps=10000",
+        "run.eval_every=2500",
+        "run.num_threads=2",
+        f"hydra.run.dir={run_dir}",
+        env={"WANDB_MODE": "disabled"},
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["final_return"] > -250, summary

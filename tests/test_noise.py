@@ -1,0 +1,38 @@
+"""Exploration noise statistics: Gaussian, its linear decay, Ornstein-Uhlenbeck, none."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from td3x.config import NoiseConfig, NoiseKind
+from td3x.noise import GaussianNoise, OrnsteinUhlenbeckNoise, make_noise
+
+
+def test_gaussian_has_the_configured_std_per_dimension() -> None:
+    noise = make_noise(NoiseConfig(kind=NoiseKind.gaussian, std=0.1), 3, np.random.default_rng(0))
+    samples = np.stack([noise.sample(t) for t in range(20000)])
+    assert samples.mean(axis=0) == pytest.approx(np.zeros(3), abs=0.005)
+    assert samples.std(axis=0) == pytest.approx(np.full(3, 0.1), rel=0.03)
+    assert abs(np.corrcoef(samples[:-1, 0], samples[1:, 0])[0, 1]) < 0.03  # uncorrelated in time
+
+
+def test_gaussian_std_decays_linearly_then_stays() -> None:
+    noise = GaussianNoise(1, std=0.1, rng=np.random.default_rng(0), final_std=0.01, decay_steps=1000)
+    assert [noise.current_std(t) for t in (0, 500, 1000, 5000)] == pytest.approx([0.1, 0.055, 0.01, 0.01])
+
+
+def test_ornstein_uhlenbeck_is_correlated_with_the_stationary_variance_and_resets() -> None:
+    theta, sigma, dt = 0.15, 0.2, 0.01
+    noise = OrnsteinUhlenbeckNoise(1, std=sigma, theta=theta, dt=dt, rng=np.random.default_rng(0))
+    samples = np.array([noise.sample(t)[0] for t in range(400_000)])[50_000:]
+    decay = 1 - theta * dt  # x' = decay·x + σ√dt·ξ, so Var = σ²dt / (1 - decay²) and lag-1 correlation = decay
+    assert samples.var() == pytest.approx(sigma**2 * dt / (1 - decay**2), rel=0.15)
+    assert np.corrcoef(samples[:-1], samples[1:])[0, 1] == pytest.approx(decay, abs=0.002)
+    noise.reset()
+    assert np.array_equal(noise.state, np.zeros(1))
+
+
+def test_none_adds_nothing() -> None:
+    noise = make_noise(NoiseConfig(kind=NoiseKind.none), 2, np.random.default_rng(0))
+    assert np.array_equal(noise.sample(5), np.zeros(2))

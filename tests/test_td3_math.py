@@ -1,0 +1,152 @@
+"""The TD3 update checked by hand (paper Algorithm 1 and Appendix D) on tiny networks with set outputs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from td3x.config import AgentConfig
+from td3x.envs import EnvSpec
+from td3x.replay_buffer import Batch
+from td3x.td3 import TD3, polyak_update
+
+SPEC = EnvSpec(obs_dim=3, action_dim=2)
+
+
+def make_agent(**overrides: object) -> TD3:
+    config = AgentConfig(hidden_sizes=[8, 8], **overrides)  # type: ignore[arg-type]
+    torch.manual_seed(0)
+    return TD3(SPEC, config, torch.device("cpu"), torch.Generator().manual_seed(0))
+
+
+def make_batch(n: int = 4, reward: float = 1.0, terminated: float = 0.0) -> Batch:
+    generator = torch.Generator().manual_seed(1)
+    return Batch(
+        obs=torch.randn(n, 3, generator=generator),
+        action=torch.rand(n, 2, generator=generator) * 2 - 1,
+        reward=torch.full((n,), reward),
+        next_obs=torch.randn(n, 3, generator=generator),
+        terminated=torch.full((n,), terminated),
+    )
+
+
+def set_constant_output(layers: torch.nn.Module, values: list[float]) -> None:
+    """Make critic member i output values[i] whatever its input: a zero last layer with that bias."""
+    last = layers.layers[-1]  # type: ignore[index]
+    with torch.no_grad():
+        last.weight.zero_()
+        last.bias.copy_(torch.tensor(values).reshape(-1, 1, 1))
+
+
+def set_actor_output(actor: torch.nn.Module, pre_tanh: float) -> None:
+    last = actor.net[-1]  # type: ignore[index]
+    with torch.no_grad():
+        last.weight.zero_()
+        last.bias.fill_(pre_tanh)
+
+
+def test_target_takes_min_of_twin_target_critics() -> None:
+    agent = make_agent(discount=0.5, n_critics=2)
+    set_constant_output(agent.critic_target, [3.0, 5.0])
+    y = agent.td_target(make_batch(reward=1.0))
+    assert torch.allclose(y, torch.full_like(y, 2.5))  # 1 + 0.5 * min(3, 5)
+
+
+def test_single_critic_target_has_no_min() -> None:
+    agent = make_agent(discount=0.5, n_critics=1)
+    set_constant_output(agent.critic_target, [5.0])
+    y = agent.td_target(make_batch(reward=1.0))
+    assert torch.allclose(y, torch.full_like(y, 3.5))  # 1 + 0.5 * 5
+
+
+def test_terminated_cuts_the_bootstrap() -> None:
+    agent = make_agent(discount=0.5)
+    set_constant_output(agent.critic_target, [3.0, 5.0])
+    y = agent.td_target(make_batch(reward=1.0, terminated=1.0))
+    assert torch.allclose(y, torch.ones_like(y))
+
+
+def test_critic_loss_sums_each_critics_mse() -> None:
+    agent = make_agent(discount=0.5)
+    set_constant_output(agent.critic_target, [3.0, 5.0])
+    set_constant_output(agent.critic, [2.0, 4.0])
+    metrics = agent.update(make_batch(reward=1.0))
+    assert metrics["critic_loss"].item() == pytest.approx((2.5 - 2.0) ** 2 + (2.5 - 4.0) ** 2)
+    assert metrics["q1_mean"].item() == pytest.approx(2.0)
+    assert metrics["q1_q2_abs_diff"].item() == pytest.approx(2.0)
+
+
+def test_smoothing_noise_is_clipped_then_action_clipped_to_range() -> None:
+    agent = make_agent(target_policy_noise=100.0, target_noise_clip=0.5)
+    set_actor_output(agent.actor_target, 0.0)  # π'(s') = 0
+    action = agent.smoothed_target_action(torch.randn(1000, 3))
+    assert action.abs().max().item() == pytest.approx(0.5)  # |ε| <= c
+    assert (action.abs() == 0.5).float().mean() > 0.9  # σ̃ = 100: nearly every sample hits the clip
+    assert action.std(dim=0).min() > 0.4  # independent noise per sample and per action dim
+    set_actor_output(agent.actor_target, 10.0)  # π'(s') = tanh(10) ≈ 1
+    assert agent.smoothed_target_action(torch.randn(1000, 3)).max().item() <= 1.0
+
+
+def test_zero_smoothing_noise_gives_the_target_actor_action() -> None:
+    agent = make_agent(target_policy_noise=0.0)
+    next_obs = torch.randn(16, 3)
+    assert torch.equal(agent.smoothed_target_action(next_obs), agent.actor_target(next_obs))
+
+
+def snapshot(module: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in module.parameters()]
+
+
+def changed(before: list[torch.Tensor], module: torch.nn.Module) -> bool:
+    return any(not torch.equal(b, p) for b, p in zip(before, module.parameters(), strict=True))
+
+
+def test_actor_and_targets_step_only_every_policy_delay_updates() -> None:
+    agent = make_agent(policy_delay=3)
+    batch = make_batch()
+    for update in range(1, 7):
+        actor, critic = snapshot(agent.actor), snapshot(agent.critic)
+        actor_target, critic_target = snapshot(agent.actor_target), snapshot(agent.critic_target)
+        metrics = agent.update(batch)
+        delayed_step = update % 3 == 0
+        assert changed(critic, agent.critic)  # the critics learn on every update
+        assert changed(actor, agent.actor) == delayed_step
+        assert changed(actor_target, agent.actor_target) == delayed_step
+        assert changed(critic_target, agent.critic_target) == delayed_step
+        assert ("actor_loss" in metrics) == delayed_step
+
+
+def test_tau_one_copies_and_tau_half_averages() -> None:
+    agent = make_agent(tau=1.0, policy_delay=1)
+    agent.update(make_batch())
+    for online, target in ((agent.actor, agent.actor_target), (agent.critic, agent.critic_target)):
+        assert all(torch.equal(p, t) for p, t in zip(online.parameters(), target.parameters(), strict=True))
+    online, target = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    expected = [
+        0.5 * p.detach() + 0.5 * t.detach() for p, t in zip(online.parameters(), target.parameters(), strict=True)
+    ]
+    polyak_update(online, target, 0.5)
+    assert all(torch.allclose(t, e) for t, e in zip(target.parameters(), expected, strict=True))
+
+
+def test_actor_follows_q1_only() -> None:
+    """The actor's gradient comes from Q_θ1: changing Q_θ2 leaves the actor's update unchanged."""
+    results = []
+    for q2_scale in (1.0, -50.0):
+        agent = make_agent(policy_delay=1)
+        with torch.no_grad():  # a very different Q_θ2 (a min or a mean over critics would follow it)
+            for layer in agent.critic.layers:
+                layer.weight[1].mul_(q2_scale)
+        agent.critic_optimizer.param_groups[0]["lr"] = 0.0  # keep the critics fixed
+        agent.update(make_batch())
+        results.append(snapshot(agent.actor))
+    assert all(torch.equal(a, b) for a, b in zip(*results, strict=True))
+
+
+def test_critic_ensemble_members_are_independent_networks() -> None:
+    agent = make_agent(n_critics=2)
+    obs, action = torch.randn(5, 3), torch.randn(5, 2)
+    q = agent.critic(obs, action)
+    assert q.shape == (2, 5)
+    assert torch.equal(agent.critic.q1(obs, action), q[0])
+    assert not torch.allclose(q[0], q[1])

@@ -1,0 +1,159 @@
+"""The training loop on real envs without Hydra: protocol (update start, evaluation steps and start states),
+terminal handling, determinism, and the run-dir files."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from td3x import checkpoint
+from td3x.config import TrainConfig
+from td3x.rollout import evaluate
+from td3x.train import Trainer, run
+
+TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2")
+MakeConfig = Callable[..., TrainConfig]
+
+
+def read_eval(run_dir: Path) -> list[dict[str, str]]:
+    with (run_dir / "eval.csv").open() as file:
+        return list(csv.DictReader(file))
+
+
+def without_timing(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [{k: v for k, v in row.items() if "time" not in k and "sps" not in k} for row in rows]
+
+
+def test_updates_start_at_max_of_random_steps_and_batch_size(make_config: MakeConfig, tmp_path: Path) -> None:
+    for random_steps, expected in ((10, 600 - 32), (400, 600 - 400)):
+        config = make_config(*TINY, "run.total_steps=600", f"env.random_steps={random_steps}")
+        assert run(config, tmp_path / str(random_steps))["updates"] == expected
+
+
+def test_episode_end_schedule_runs_as_many_updates_in_bursts(make_config: MakeConfig, tmp_path: Path) -> None:
+    per_step = run(make_config(*TINY, "run.total_steps=600", "env.random_steps=100"), tmp_path / "a")
+    bursts = make_config(*TINY, "run.total_steps=600", "env.random_steps=100", "agent.update_schedule=episode_end")
+    assert run(bursts, tmp_path / "b")["updates"] == per_step["updates"] == 500  # the final step flushes the rest
+    trainer = Trainer(bursts, tmp_path / "c")
+    obs, _ = trainer.env.reset(seed=0)
+    updates_seen = []
+    for _ in range(450):  # Pendulum episodes last 200 steps: updates arrive at steps 200 and 400 only
+        obs = trainer._collect(obs)
+        trainer._run_pending_updates(episode_over=trainer.episode["length"] == 0)
+        updates_seen.append(trainer.agent.num_updates)
+    trainer.close("complete")
+    assert updates_seen[198] == 0 and updates_seen[199] == 200 - 100 and updates_seen[399] == 300
+    assert updates_seen[449] == 300  # the current episode's updates wait for its end
+
+
+def test_evaluates_at_zero_every_e_steps_and_after_the_last(make_config: MakeConfig, tmp_path: Path) -> None:
+    run(make_config(*TINY, "run.total_steps=1050", "run.eval_every=500", "env.random_steps=2000"), tmp_path)
+    rows = read_eval(tmp_path)
+    assert [int(row["step"]) for row in rows] == [0, 500, 1000, 1050]
+    assert {"return_mean", "return_std", "return_0", "return_1", "eval_time_s", "sps"} <= set(rows[0])
+    assert all(
+        float(row["return_mean"]) == pytest.approx(np.mean([float(row["return_0"]), float(row["return_1"])]))
+        for row in rows
+    )
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["status"] == "complete" and summary["steps"] == 1050 and summary["failure"] is None
+    assert summary["final_return"] == pytest.approx(float(rows[-1]["return_mean"]))
+    assert summary["last10_return"] == pytest.approx(np.mean([float(row["return_mean"]) for row in rows]))
+
+
+def test_evaluation_episode_i_starts_from_reset_seed_eval_seed_plus_i() -> None:
+    seen: list[np.ndarray] = []
+
+    def zero_policy(obs: np.ndarray) -> np.ndarray:
+        seen.append(obs)
+        return np.zeros(1, dtype=np.float32)
+
+    first = evaluate(zero_policy, gym.make("Pendulum-v1"), episodes=3, first_seed=100)
+    second = evaluate(zero_policy, gym.make("Pendulum-v1"), episodes=3, first_seed=100)
+    assert np.array_equal(first.returns, second.returns)  # the same policy re-evaluates exactly
+    assert len(set(first.returns.tolist())) == 3  # each episode has its own start state
+    assert first.lengths.tolist() == [200, 200, 200]
+    for i in range(3):  # Pendulum episodes are 200 steps: the policy sees episode i's start at call 200 i
+        expected_start, _ = gym.make("Pendulum-v1").reset(seed=100 + i)
+        assert np.array_equal(seen[200 * i], expected_start)
+
+
+def test_truncation_is_stored_as_not_terminal(make_config: MakeConfig, tmp_path: Path) -> None:
+    trainer = Trainer(make_config(*TINY, "run.total_steps=1000", "env.random_steps=1000"), tmp_path)
+    trainer.train()
+    assert trainer.counts["truncated"] == 5 and trainer.counts["terminated"] == 0
+    assert trainer.buffer.terminated[:1000].sum() == 0  # Pendulum only ends by its 200-step time limit
+    trainer.close("complete")
+
+
+def test_termination_is_stored_as_terminal(make_config: MakeConfig, tmp_path: Path) -> None:
+    trainer = Trainer(make_config(*TINY, "env=hopper", "run.total_steps=1000", "env.random_steps=1000"), tmp_path)
+    trainer.train()
+    assert trainer.counts["terminated"] > 10  # random actions make the hopper fall
+    assert trainer.buffer.terminated[:1000].sum() == trainer.counts["terminated"]
+    trainer.close("complete")
+
+
+def final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
+    return checkpoint.load(run_dir / checkpoint.CHECKPOINT_FILE)["agent"]["actor"]
+
+
+def test_same_seed_same_numbers_other_seed_differs(make_config: MakeConfig, tmp_path: Path) -> None:
+    overrides = (*TINY, "run.total_steps=700", "run.eval_every=350", "env.random_steps=300")
+    for name, seed in (("a", 0), ("b", 0), ("c", 1)):
+        run(make_config(*overrides, f"seed={seed}"), tmp_path / name)
+    a, b, c = (without_timing(read_eval(tmp_path / name)) for name in "abc")
+    assert a == b
+    assert a != c
+    weights_a, weights_b, weights_c = (final_weights(tmp_path / name) for name in "abc")
+    assert all(torch.equal(weights_a[key], weights_b[key]) for key in weights_a)
+    assert not all(torch.equal(weights_a[key], weights_c[key]) for key in weights_a)
+    metrics_a = [json.loads(line) for line in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
+    metrics_b = [json.loads(line) for line in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["critic_loss"] for m in metrics_a if "critic_loss" in m] == [
+        m["critic_loss"] for m in metrics_b if "critic_loss" in m
+    ]
+
+
+def test_run_dir_files(make_config: MakeConfig, tmp_path: Path) -> None:
+    run(make_config(*TINY, "run.total_steps=500", "env.random_steps=100", "run.log_every=250"), tmp_path)
+    assert {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt"} <= {
+        path.name for path in tmp_path.iterdir()
+    }
+    metrics = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in metrics] == [250, 500]
+    assert {
+        "critic_loss",
+        "actor_loss",
+        "q1_mean",
+        "q2_mean",
+        "q1_q2_abs_diff",
+        "target_mean",
+        "critic_grad_norm",
+        "actor_grad_norm",
+        "at_bounds_mean",
+        "episode_return_mean",
+        "truncated_count",
+        "sps",
+    } <= set(metrics[-1])
+    provenance = json.loads((tmp_path / "provenance.json").read_text())
+    assert provenance["versions"]["torch"] == torch.__version__.split("+")[0] or provenance["versions"]["torch"]
+    assert {"git_commit", "git_dirty", "cpu", "hostname", "command", "slurm_job_id", "python"} <= set(provenance)
+    parts = checkpoint.load(tmp_path / "checkpoint.pt")
+    assert {"agent", "buffer", "noise", "generators", "global_rng", "env_rng", "counters", "eval_returns"} <= set(parts)
+    assert parts["counters"]["step"] == 500 and parts["agent"]["num_updates"] == 400
+
+
+def test_a_corrupt_or_missing_checkpoint_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(checkpoint.CheckpointError, match="no checkpoint at"):
+        checkpoint.load(tmp_path / "checkpoint.pt")
+    (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(checkpoint.CheckpointError, match="truncated or corrupt"):
+        checkpoint.load(tmp_path / "checkpoint.pt")
