@@ -32,6 +32,12 @@ class NoiseKind(enum.Enum):
     none = "none"
 
 
+class TargetRule(enum.Enum):
+    clipped_double_q = "clipped_double_q"  # TD3 (Eq. 10): min over target critics at the target actor's action
+    ddqn = "ddqn"  # DDQN-AC (Eq. 8): the target critic at the *current* actor's action
+    dq_ac = "dq_ac"  # DQ-AC (Eq. 9): two actors; each critic bootstraps from the other target critic
+
+
 class UpdateSchedule(enum.Enum):
     per_step = "per_step"  # updates_per_step updates after every env step (sfujim/TD3 since 2019)
     episode_end = "episode_end"  # as many updates as the episode had steps, at its end (the 2018 code)
@@ -78,6 +84,7 @@ class EnvConfig:
     id: str = "Pendulum-v1"
     kwargs: dict[str, Any] = field(default_factory=dict)  # passed to gymnasium.make
     random_steps: int = 1000  # paper's start_timesteps: uniform random actions while t < random_steps
+    normalize_obs: bool = False  # running mean/std of observations (DDPG's baseline), frozen during evaluation
 
     def problems(self) -> list[str]:
         checks = _Checks("env.")
@@ -103,9 +110,23 @@ class AgentConfig:
     buffer_size: int = 1_000_000
     updates_per_step: int = 1
     update_schedule: UpdateSchedule = UpdateSchedule.per_step
+    target_rule: TargetRule = TargetRule.clipped_double_q
+    critic_action_layer: int = 0  # the critic layer the action enters: 0 = with the state (TD3), 1 = DDPG's second
+    critic_weight_decay: float = 0.0  # λ of (λ/2)‖W‖² on the critic's hidden weights (DDPG: 1e-2)
+    final_layer_init: float | None = None  # U(±x) for the last layers (DDPG: 3e-3); null = PyTorch's default
+
+    @property
+    def n_actors(self) -> int:
+        """DQ-AC trains a pair of actors, one per critic; every other rule one actor."""
+        return 2 if self.target_rule is TargetRule.dq_ac else 1
 
     def problems(self) -> list[str]:
         checks = _Checks("agent.")
+        self._network_problems(checks)
+        self._update_problems(checks)
+        return checks.problems
+
+    def _network_problems(self, checks: _Checks) -> None:
         sizes = list(self.hidden_sizes)
         checks.require(
             "hidden_sizes",
@@ -113,13 +134,30 @@ class AgentConfig:
             bool(sizes) and all(s >= 1 for s in sizes),
             "must be a non-empty list of integers >= 1",
         )
+        checks.at_least_one("n_critics", self.n_critics)
+        checks.require(
+            "n_critics",
+            self.n_critics,
+            self.target_rule is not TargetRule.dq_ac or self.n_critics == 2,
+            "must be 2 with agent.target_rule=dq_ac (one critic per actor)",
+        )
+        checks.require(
+            "critic_action_layer",
+            self.critic_action_layer,
+            0 <= self.critic_action_layer <= len(sizes),
+            f"must be in [0, {len(sizes)}] (0 = the input layer; one per hidden layer after it)",
+        )
+        checks.non_negative("critic_weight_decay", self.critic_weight_decay)
+        if self.final_layer_init is not None:
+            checks.positive("final_layer_init", self.final_layer_init)
+
+    def _update_problems(self, checks: _Checks) -> None:
         checks.positive("actor_lr", self.actor_lr)
         checks.positive("critic_lr", self.critic_lr)
         checks.at_least_one("batch_size", self.batch_size)
         checks.require("discount", self.discount, 0.0 <= self.discount <= 1.0, "must be in [0, 1]")
         checks.require("tau", self.tau, 0.0 < self.tau <= 1.0, "must be in (0, 1]")
         checks.at_least_one("policy_delay", self.policy_delay)
-        checks.at_least_one("n_critics", self.n_critics)
         checks.non_negative("target_policy_noise", self.target_policy_noise)
         checks.non_negative("target_noise_clip", self.target_noise_clip)
         checks.at_least_one("buffer_size", self.buffer_size)
@@ -130,7 +168,6 @@ class AgentConfig:
             f"must be >= agent.batch_size ({self.batch_size})",
         )
         checks.at_least_one("updates_per_step", self.updates_per_step)
-        return checks.problems
 
 
 @dataclass

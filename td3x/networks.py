@@ -1,8 +1,9 @@
-"""The actor π_φ and the critics Q_θi.
+"""The actors π_φ and the critics Q_θi, each family one ensemble.
 
-The critics are one ensemble: every layer holds all ``n_critics`` weight matrices stacked, and one
-batched matmul evaluates them all, returning Q of shape (n_critics, batch). The min over critics and
-the summed critic loss then work for any n >= 1, and TD3's twin critics cost one call, not two.
+Every layer holds all members' weight matrices stacked, and one batched matmul evaluates them all:
+the critics return Q of shape (n_critics, N), so the min over critics and the summed critic loss work
+for any n >= 1, and TD3's twin critics cost one call, not two. Actors return (n_actors, N, action_dim):
+one actor for TD3, a pair for DQ-AC.
 """
 
 from __future__ import annotations
@@ -22,56 +23,105 @@ class EnsembleLinear(nn.Module):
         self.weight = nn.Parameter(torch.empty(n_members, in_features, out_features))
         self.bias = nn.Parameter(torch.empty(n_members, 1, out_features))
         # nn.Linear's default init, member by member: U(-1/sqrt(in), 1/sqrt(in)) for weights and biases
-        bound = 1.0 / math.sqrt(in_features)
+        self.reset_uniform(1.0 / math.sqrt(in_features))
+
+    def reset_uniform(self, bound: float) -> None:
         nn.init.uniform_(self.weight, -bound, bound)
         nn.init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor, n_members: int | None = None) -> Tensor:
         """Apply the first ``n_members`` members (all by default); x is (E, N, in) or (N, in) shared by all."""
         weight, bias = self.weight[:n_members], self.bias[:n_members]
-        if x.dim() == 2:
-            x = x.expand(weight.shape[0], *x.shape)
-        return torch.baddbmm(bias, x, weight)
+        return torch.baddbmm(bias, broadcast_members(x, weight.shape[0]), weight)
 
 
-def mlp(in_features: int, hidden_sizes: list[int], out_features: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for size in hidden_sizes:
-        layers += [nn.Linear(in_features, size), nn.ReLU()]
-        in_features = size
-    layers.append(nn.Linear(in_features, out_features))
-    return nn.Sequential(*layers)
+def broadcast_members(x: Tensor, n_members: int) -> Tensor:
+    """(N, F) shared by every member -> (E, N, F); an (E, N, F) input passes through."""
+    return x if x.dim() == 3 else x.expand(n_members, *x.shape)
+
+
+def layer_sizes(in_features: int, hidden_sizes: list[int], out_features: int) -> list[tuple[int, int]]:
+    return list(itertools.pairwise([in_features, *hidden_sizes, out_features]))
 
 
 class Actor(nn.Module):
-    """π_φ(s) = tanh(MLP(s)), an action in the normalised range [-1, 1]."""
+    """π_φ(s) = tanh(MLP(s)), an action in the normalised range [-1, 1], for each of ``n_actors`` actors."""
 
-    def __init__(self, obs_dim: int, action_dim: int, hidden_sizes: list[int]) -> None:
+    def __init__(
+        self,
+        obs_dim: int,
+        action_dim: int,
+        hidden_sizes: list[int],
+        n_actors: int = 1,
+        final_layer_init: float | None = None,
+    ) -> None:
         super().__init__()
-        self.net = mlp(obs_dim, hidden_sizes, action_dim)
+        self.layers = nn.ModuleList(
+            EnsembleLinear(n_actors, i, o) for i, o in layer_sizes(obs_dim, hidden_sizes, action_dim)
+        )
+        if final_layer_init is not None:
+            self.layers[-1].reset_uniform(final_layer_init)
 
     def forward(self, obs: Tensor) -> Tensor:
-        return torch.tanh(self.net(obs))
+        """Actions of shape (n_actors, N, action_dim) for observations (N, obs_dim)."""
+        x = obs
+        for layer in self.layers[:-1]:
+            x = torch.relu(layer(x))
+        return torch.tanh(self.layers[-1](x))
 
 
 class CriticEnsemble(nn.Module):
-    """Q_θ1 … Q_θn, each MLP((s ‖ a)) with the state and action entering at the first layer (paper §6.1)."""
+    """Q_θ1 … Q_θn, each an MLP of the state with the action joining at layer ``action_layer``.
 
-    def __init__(self, obs_dim: int, action_dim: int, hidden_sizes: list[int], n_critics: int) -> None:
+    ``action_layer=0``: (s ‖ a) at the first layer (TD3, paper §6.1); ``1``: the action joins the first
+    hidden layer's output (DDPG, Lillicrap et al. 2016).
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        action_dim: int,
+        hidden_sizes: list[int],
+        n_critics: int,
+        action_layer: int = 0,
+        final_layer_init: float | None = None,
+    ) -> None:
         super().__init__()
-        sizes = [obs_dim + action_dim, *hidden_sizes, 1]
+        sizes = layer_sizes(obs_dim, hidden_sizes, 1)
         self.layers = nn.ModuleList(
-            EnsembleLinear(n_critics, fan_in, fan_out) for fan_in, fan_out in itertools.pairwise(sizes)
+            EnsembleLinear(n_critics, fan_in + (action_dim if i == action_layer else 0), fan_out)
+            for i, (fan_in, fan_out) in enumerate(sizes)
         )
-        self.n_critics = n_critics
+        if final_layer_init is not None:
+            self.layers[-1].reset_uniform(final_layer_init)
+        self.action_layer = action_layer
 
     def forward(self, obs: Tensor, action: Tensor, n_members: int | None = None) -> Tensor:
-        """Q values of shape (n_members, N); ``n_members=1`` evaluates Q_θ1 alone (the actor's critic)."""
-        x = torch.cat([obs, action], dim=-1)
-        for layer in self.layers[:-1]:
-            x = torch.relu(layer(x, n_members))
-        return self.layers[-1](x, n_members).squeeze(-1)
+        """Q values of shape (n_members, N); ``n_members=1`` evaluates Q_θ1 alone (the actor's critic).
+
+        ``action`` is (N, A), shared by every critic, or (E, N, A), one action per critic.
+        """
+        x = obs
+        for i, layer in enumerate(self.layers):
+            if i == self.action_layer:
+                x = join(x, action)
+            x = layer(x, n_members)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x.squeeze(-1)
 
     def q1(self, obs: Tensor, action: Tensor) -> Tensor:
-        """Q_θ1(s, a), shape (N,): the critic the actor follows."""
+        """Q_θ1(s, a), shape (N,)."""
         return self(obs, action, n_members=1)[0]
+
+    def hidden_weights(self) -> list[nn.Parameter]:
+        """The weight matrices of every layer but the output one (DDPG's L2 regularisation acts on these)."""
+        return [layer.weight for layer in self.layers[:-1]]
+
+
+def join(x: Tensor, action: Tensor) -> Tensor:
+    """Concatenate features and actions on the last dim, giving both the same leading member dim if needed."""
+    if x.dim() != action.dim():
+        members = x.shape[0] if x.dim() == 3 else action.shape[0]
+        x, action = broadcast_members(x, members), broadcast_members(action, members)
+    return torch.cat([x, action], dim=-1)

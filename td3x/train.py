@@ -76,7 +76,7 @@ class Trainer:
         self.generators = seed_everything(config.seed, self.device)
         self.env, self.eval_env = make_env(config.env), make_env(config.env)
         spec = env_spec(self.env)
-        self.agent = TD3(spec, config.agent, self.device, self.generators.torch)
+        self.agent = TD3(spec, config.agent, self.device, self.generators.torch, config.env.normalize_obs)
         self.buffer = ReplayBuffer(
             spec.obs_dim, spec.action_dim, config.agent.buffer_size, self.generators.replay, self.device
         )
@@ -117,6 +117,7 @@ class Trainer:
         action = self._action(obs)
         next_obs, reward, terminated, truncated, _ = self.env.step(action)
         self.buffer.add(obs, action, float(reward), next_obs, terminated)  # terminal mask: terminated only
+        self.agent.obs_normalizer.update(obs)  # statistics of the states acted from (a no-op unless enabled)
         if self.step >= self.update_start:
             self.pending_updates += self.config.agent.updates_per_step
         self.step += 1

@@ -4,6 +4,7 @@ refused with one line per problem naming the key, the value and what is allowed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,6 +63,12 @@ def test_env_options_set_the_v5_id_and_the_papers_random_steps(
     assert check_runtime(config) == []
 
 
+def test_dq_ac_needs_two_critics(compose_cfg: Callable[..., DictConfig]) -> None:
+    message = "agent.n_critics=3 is not allowed: must be 2 with agent.target_rule=dq_ac"
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        to_typed(compose_cfg("ablation=dq_ac", "agent.n_critics=3"))
+
+
 def test_agent_presets(compose_cfg: Callable[..., DictConfig]) -> None:
     paper = to_typed(compose_cfg("agent=td3_paper")).agent
     assert (paper.hidden_sizes, paper.actor_lr, paper.critic_lr, paper.batch_size) == ([400, 300], 1e-3, 1e-3, 100)
@@ -69,23 +76,61 @@ def test_agent_presets(compose_cfg: Callable[..., DictConfig]) -> None:
     assert (current.hidden_sizes, current.actor_lr, current.batch_size) == ([256, 256], 3e-4, 256)
 
 
-ROWS = {  # option: (paper_row, n_critics, policy_delay, target_policy_noise)
-    "none": ("TD3", 2, 2, 0.2),
-    "no_delay": ("TD3 - DP", 2, 1, 0.2),
-    "no_smoothing": ("TD3 - TPS", 2, 2, 0.0),
-    "no_twin": ("TD3 - CDQ", 1, 2, 0.2),
+ROWS = {  # option: (paper_row, n_critics, policy_delay, target_policy_noise, target_rule)
+    "none": ("TD3", 2, 2, 0.2, "clipped_double_q"),
+    "no_delay": ("TD3 - DP", 2, 1, 0.2, "clipped_double_q"),
+    "no_smoothing": ("TD3 - TPS", 2, 2, 0.0, "clipped_double_q"),
+    "no_twin": ("TD3 - CDQ", 1, 2, 0.2, "clipped_double_q"),
+    "ahe": ("AHE", 1, 1, 0.0, "clipped_double_q"),
+    "ahe_delay": ("AHE + DP", 1, 2, 0.0, "clipped_double_q"),
+    "ahe_smoothing": ("AHE + TPS", 1, 1, 0.2, "clipped_double_q"),
+    "ahe_twin": ("AHE + CDQ", 2, 1, 0.0, "clipped_double_q"),
+    "dq_ac": ("DQ-AC", 2, 2, 0.2, "dq_ac"),
+    "ddqn_ac": ("DDQN-AC", 1, 2, 0.2, "ddqn"),
+    "ddpg": ("DDPG", 1, 1, 0.0, "clipped_double_q"),
+}
+DDPG = {
+    "hidden_sizes": [400, 300],
+    "critic_action_layer": 1,
+    "actor_lr": 1e-4,
+    "critic_lr": 1e-3,
+    "critic_weight_decay": 1e-2,
+    "tau": 1e-3,
+    "batch_size": 64,
+    "final_layer_init": 3e-3,
 }
 
 
-@pytest.mark.parametrize("option", sorted(ROWS))
-@pytest.mark.parametrize("agent", ["td3", "td3_paper"])
-def test_ablation_rows_resolve_to_their_numbers(
-    option: str, agent: str, compose_cfg: Callable[..., DictConfig]
-) -> None:
-    config = to_typed(compose_cfg(f"agent={agent}", f"ablation={option}"))
+def row_values(config: TrainConfig) -> tuple[object, ...]:
     a = config.agent
-    assert (config.paper_row, a.n_critics, a.policy_delay, a.target_policy_noise) == ROWS[option]
-    assert config.paper_row in PAPER_TABLES["table2"]["rows"]
+    return config.paper_row, a.n_critics, a.policy_delay, a.target_policy_noise, a.target_rule.value
+
+
+def test_every_table2_row_has_an_option() -> None:
+    assert sorted(row for row, *_ in ROWS.values()) == sorted(PAPER_TABLES["table2"]["rows"])
+    assert sorted(ROWS) == options("ablation")
+
+
+@pytest.mark.parametrize("option", sorted(ROWS))
+@pytest.mark.parametrize("context", [("agent=td3",), ("agent=td3_paper",), ("+experiment=table2",)])
+def test_ablation_rows_resolve_to_their_numbers(
+    option: str, context: tuple[str, ...], compose_cfg: Callable[..., DictConfig]
+) -> None:
+    config = to_typed(compose_cfg(*context, f"ablation={option}"))
+    assert row_values(config) == ROWS[option]
+    if option == "ddpg":  # the row's values win over the agent preset (and over table2's override /agent)
+        assert {key: getattr(config.agent, key) for key in DDPG} == DDPG
+        assert (config.noise.kind.value, config.noise.std, config.noise.theta) == ("ornstein_uhlenbeck", 0.2, 0.15)
+        assert config.env.normalize_obs
+    else:
+        assert config.agent.critic_action_layer == 0 and not config.env.normalize_obs
+
+
+def test_experiments_set_no_agent_or_noise_values() -> None:
+    for path in (CONF_DIR / "experiment").glob("*.yaml"):
+        content = yaml.safe_load(path.read_text())
+        assert path.read_text().splitlines()[0] == "# @package _global_"
+        assert "agent" not in content and "noise" not in content, path.name
 
 
 def test_command_line_values_win_over_the_row(compose_cfg: Callable[..., DictConfig]) -> None:

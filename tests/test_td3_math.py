@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
-from td3x.config import AgentConfig
+from td3x.config import AgentConfig, TargetRule
 from td3x.envs import EnvSpec
 from td3x.replay_buffer import Batch
 from td3x.td3 import TD3, polyak_update
@@ -39,7 +40,7 @@ def set_constant_output(layers: torch.nn.Module, values: list[float]) -> None:
 
 
 def set_actor_output(actor: torch.nn.Module, pre_tanh: float) -> None:
-    last = actor.net[-1]  # type: ignore[index]
+    last = actor.layers[-1]  # type: ignore[index]
     with torch.no_grad():
         last.weight.zero_()
         last.bias.fill_(pre_tanh)
@@ -79,18 +80,18 @@ def test_critic_loss_sums_each_critics_mse() -> None:
 def test_smoothing_noise_is_clipped_then_action_clipped_to_range() -> None:
     agent = make_agent(target_policy_noise=100.0, target_noise_clip=0.5)
     set_actor_output(agent.actor_target, 0.0)  # π'(s') = 0
-    action = agent.smoothed_target_action(torch.randn(1000, 3))
+    action = agent.smooth(agent.actor_target(torch.randn(1000, 3))[0])
     assert action.abs().max().item() == pytest.approx(0.5)  # |ε| <= c
     assert (action.abs() == 0.5).float().mean() > 0.9  # σ̃ = 100: nearly every sample hits the clip
     assert action.std(dim=0).min() > 0.4  # independent noise per sample and per action dim
     set_actor_output(agent.actor_target, 10.0)  # π'(s') = tanh(10) ≈ 1
-    assert agent.smoothed_target_action(torch.randn(1000, 3)).max().item() <= 1.0
+    assert agent.smooth(agent.actor_target(torch.randn(1000, 3))[0]).max().item() <= 1.0
 
 
 def test_zero_smoothing_noise_gives_the_target_actor_action() -> None:
     agent = make_agent(target_policy_noise=0.0)
     next_obs = torch.randn(16, 3)
-    assert torch.equal(agent.smoothed_target_action(next_obs), agent.actor_target(next_obs))
+    assert torch.equal(agent.smooth(agent.actor_target(next_obs)), agent.actor_target(next_obs))
 
 
 def snapshot(module: torch.nn.Module) -> list[torch.Tensor]:
@@ -150,3 +151,90 @@ def test_critic_ensemble_members_are_independent_networks() -> None:
     assert q.shape == (2, 5)
     assert torch.equal(agent.critic.q1(obs, action), q[0])
     assert not torch.allclose(q[0], q[1])
+
+
+# ---------------------------------------------------------------------- the other target rules of Table 2
+def test_ddqn_target_uses_the_current_actor() -> None:
+    """DDQN-AC (Eq. 8): y = r + γ Q_θ'(s', π_φ(s')), the current actor, not π_φ'."""
+    agent = make_agent(target_rule=TargetRule.ddqn, n_critics=1, target_policy_noise=0.0, discount=0.5)
+    set_actor_output(agent.actor, 1.0)
+    set_actor_output(agent.actor_target, -1.0)
+    batch = make_batch()
+    current = agent.critic_target(batch.next_obs, agent.actor(batch.next_obs)[0])[0]
+    stale = agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs)[0])[0]
+    assert torch.allclose(agent.td_target(batch), 1.0 + 0.5 * current)
+    assert not torch.allclose(current, stale)
+
+
+def test_dq_ac_each_critic_bootstraps_from_the_other() -> None:
+    """DQ-AC (Eq. 9): y_1 = r + γ Q_θ'2(s', π_φ1(s')), y_2 = r + γ Q_θ'1(s', π_φ2(s'))."""
+    agent = make_agent(target_rule=TargetRule.dq_ac, n_critics=2, discount=0.5)
+    set_constant_output(agent.critic_target, [3.0, 5.0])
+    y = agent.td_target(make_batch(reward=1.0))
+    assert y.shape == (2, 4)
+    assert torch.allclose(y[0], torch.full((4,), 3.5)) and torch.allclose(y[1], torch.full((4,), 2.5))
+
+    agent = make_agent(target_rule=TargetRule.dq_ac, n_critics=2, discount=0.5, target_policy_noise=0.0)
+    batch = make_batch()
+    actions = agent.actor(batch.next_obs)  # (2, N, A): π_φ1(s'), π_φ2(s')
+    assert not torch.allclose(actions[0], actions[1])  # two independently initialised actors
+    q_at_first, q_at_second = (
+        agent.critic_target(batch.next_obs, actions[0]),
+        agent.critic_target(batch.next_obs, actions[1]),
+    )
+    y = agent.td_target(batch)
+    assert torch.allclose(y[0], 1.0 + 0.5 * q_at_first[1]) and torch.allclose(y[1], 1.0 + 0.5 * q_at_second[0])
+
+
+def test_dq_ac_actor_i_follows_critic_i() -> None:
+    results = []
+    for q2_scale in (1.0, -50.0):
+        agent = make_agent(target_rule=TargetRule.dq_ac, n_critics=2, policy_delay=1)
+        with torch.no_grad():
+            for layer in agent.critic.layers:
+                layer.weight[1].mul_(q2_scale)
+        agent.critic_optimizer.param_groups[0]["lr"] = agent.critic_optimizer.param_groups[1]["lr"] = 0.0
+        agent.update(make_batch())
+        results.append([layer.weight.detach().clone() for layer in agent.actor.layers])
+    assert all(torch.equal(a[0], b[0]) for a, b in zip(*results, strict=True))  # actor 1 ignores critic 2
+    assert not all(torch.equal(a[1], b[1]) for a, b in zip(*results, strict=True))  # actor 2 follows it
+
+
+def test_ddpg_critic_takes_the_action_at_its_second_layer() -> None:
+    agent = make_agent(critic_action_layer=1, n_critics=1)
+    first, second = agent.critic.layers[0], agent.critic.layers[1]
+    assert first.weight.shape == (1, 3, 8)  # the state alone
+    assert second.weight.shape == (1, 8 + 2, 8)  # hidden features and the action
+    action = torch.zeros(5, 2, requires_grad=True)
+    agent.critic.q1(torch.randn(5, 3), action).sum().backward()
+    assert action.grad is not None and action.grad.abs().sum() > 0
+
+
+def test_critic_weight_decay_acts_on_hidden_weights_only() -> None:
+    agent = make_agent(critic_weight_decay=0.01)
+    decayed, others = agent.critic_optimizer.param_groups
+    assert decayed["weight_decay"] == 0.01 and others["weight_decay"] == 0.0
+    assert [p.shape for p in decayed["params"]] == [(2, 5, 8), (2, 8, 8)]
+    assert len(others["params"]) == 4  # the three biases and the output layer's weight
+
+
+def test_final_layer_init_bounds_the_last_layers() -> None:
+    agent = make_agent(final_layer_init=3e-3)
+    for last in (agent.actor.layers[-1], agent.critic.layers[-1]):
+        assert last.weight.abs().max() <= 3e-3 and last.bias.abs().max() <= 3e-3
+    assert agent.critic.layers[0].weight.abs().max() > 3e-3
+
+
+def test_observation_normaliser_statistics_clip_and_state() -> None:
+    agent = TD3(SPEC, AgentConfig(hidden_sizes=[8]), torch.device("cpu"), torch.Generator(), normalize_obs=True)
+    data = np.random.default_rng(0).normal(3.0, 2.0, size=(500, 3))
+    for obs in data:
+        agent.obs_normalizer.update(obs)
+    assert np.allclose(agent.obs_normalizer.mean.numpy(), data.mean(axis=0))
+    assert np.allclose(agent.obs_normalizer.var.numpy(), data.var(axis=0))
+    normalised = agent.obs_normalizer(torch.tensor([[3.0, 3.0, 1e6]], dtype=torch.float32))
+    assert normalised[0, 2] == 5.0 and abs(normalised[0, 0]) < 0.2
+    before = agent.obs_normalizer.mean.clone()
+    agent.act(data[0])  # acting (and so evaluating) never moves the statistics
+    assert torch.equal(before, agent.obs_normalizer.mean)
+    assert {"mean", "var", "count"} <= set(agent.state_dict()["obs_normalizer"])

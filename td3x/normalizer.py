@@ -1,0 +1,53 @@
+"""Observation normalisation (``env.normalize_obs``), as the DDPG baseline of the paper's Table 3 used.
+
+The replay buffer keeps raw observations; the networks see (s - mean) / std clipped to ±5 (OpenAI
+baselines' clip), with the statistics of every observation collected so far. Only the training loop
+updates them, so they are frozen during evaluation; they are module buffers, so checkpoints hold them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+CLIP = 5.0
+EPSILON = 1e-8  # keeps a constant observation dimension from dividing by zero
+
+
+class ObsNormalizer(nn.Module):
+    """(s - μ) / σ, clipped to ±5, with μ and σ² the running mean and variance of the observed states."""
+
+    def __init__(self, obs_dim: int) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(obs_dim, dtype=torch.float64))
+        self.register_buffer("var", torch.ones(obs_dim, dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+    def forward(self, obs: Tensor) -> Tensor:
+        std = torch.sqrt(self.var + EPSILON).to(obs.dtype)
+        return ((obs - self.mean.to(obs.dtype)) / std).clamp(-CLIP, CLIP)
+
+    @torch.no_grad()
+    def update(self, obs: np.ndarray) -> None:
+        """Fold one observation into the statistics (Welford's update, in float64)."""
+        x = torch.as_tensor(obs, dtype=torch.float64, device=self.mean.device).reshape(-1)
+        self.count += 1
+        delta = x - self.mean
+        self.mean += delta / self.count
+        # population variance: ((n - 1) σ²_old + δ (x - μ_new)) / n; the first observation gives σ² = 0
+        self.var.copy_((self.var * (self.count - 1) + delta * (x - self.mean)) / self.count)
+
+
+class IdentityNormalizer(nn.Module):
+    """The networks see raw observations (the default)."""
+
+    def forward(self, obs: Tensor) -> Tensor:
+        return obs
+
+    def update(self, obs: np.ndarray) -> None:
+        pass
+
+
+def make_normalizer(enabled: bool, obs_dim: int) -> ObsNormalizer | IdentityNormalizer:
+    return ObsNormalizer(obs_dim) if enabled else IdentityNormalizer()

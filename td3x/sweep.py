@@ -1,0 +1,138 @@
+"""``td3x-sweep``: look at a Hydra multirun without running it.
+
+``td3x-sweep list +experiment=table2`` prints every job the same ``td3x-train`` overrides would launch
+(Hydra itself refuses ``-m --cfg job``): the count, each job's overrides, its run dir, and any job whose
+config td3x would refuse. It composes each job's config exactly as Hydra's basic sweeper does (the
+experiment's ``hydra.sweeper.params`` first, then the command line) and creates nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hydra import initialize_config_dir
+from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra.types import RunMode
+from omegaconf import DictConfig, open_dict, read_write
+
+from td3x.config import CONF_DIR, ConfigError, register_configs, to_typed
+
+
+@dataclass(frozen=True)
+class Job:
+    overrides: list[str]
+    run_dir: Path
+    problems: list[str]  # td3x's range checks (empty when the job's config is accepted)
+
+
+def _compose(overrides: list[str]) -> DictConfig:
+    hydra = GlobalHydra.instance().hydra
+    assert hydra is not None
+    return hydra.compose_config(
+        config_name="train",
+        overrides=overrides,
+        run_mode=RunMode.MULTIRUN,
+        from_shell=False,
+        with_log_configuration=False,
+    )
+
+
+def job_overrides(arguments: list[str]) -> list[list[str]]:
+    """Each job's overrides, in Hydra's order: the config's ``hydra.sweeper.params``, then the command line."""
+    parser = OverridesParser.create()
+    fixed = [o.input_line for o in parser.parse_overrides(arguments) if not o.is_sweep_override()]
+    params = _compose(fixed).hydra.sweeper.params or {}
+    lines = [f"{key}={value}" for key, value in params.items()] + arguments
+    (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(lines), max_batch_size=None)
+    return batch
+
+
+class JobComposer:
+    """Composes jobs as Hydra would, composing each distinct choice of config groups once: a job is its
+    groups' composition with its plain ``key=value`` overrides applied (Hydra's own order). The jobs of a
+    sweep all override the same keys, so each job's values replace the previous job's in place."""
+
+    def __init__(self) -> None:
+        self.groups = {path.name for path in CONF_DIR.iterdir() if path.is_dir()}
+        self.cache: dict[tuple[str, ...], tuple[DictConfig, DictConfig]] = {}
+
+    def _is_group(self, override: Override) -> bool:
+        return override.key_or_group in self.groups or "/" in override.key_or_group
+
+    def _composed(self, group_lines: tuple[str, ...]) -> tuple[DictConfig, DictConfig]:
+        """The full config (with ``hydra``) and the task config alone, for one choice of groups."""
+        if group_lines not in self.cache:
+            cfg = _compose(list(group_lines))
+            task = cfg.copy()
+            with open_dict(task):
+                del task["hydra"]
+            self.cache[group_lines] = (cfg, task)
+        return self.cache[group_lines]
+
+    def describe(self, overrides: list[str]) -> Job:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+        cfg, task = self._composed(tuple(o.input_line for o in parsed if self._is_group(o)))
+        values = [o for o in parsed if not self._is_group(o)]
+        ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
+        ConfigLoaderImpl._apply_overrides_to_config(
+            [o for o in values if not o.key_or_group.startswith("hydra.")], task
+        )
+        dirname = cfg.hydra.job.config.override_dirname
+        with read_write(cfg.hydra.job):
+            cfg.hydra.job.override_dirname = get_overrides_dirname(
+                parsed, list(dirname.exclude_keys), dirname.item_sep, dirname.kv_sep
+            )
+        HydraConfig.instance().set_config(cfg)  # the ${hydra:...} resolvers in the dir names read it
+        return Job(
+            overrides=overrides,
+            run_dir=Path(cfg.hydra.sweep.dir) / str(cfg.hydra.sweep.subdir),
+            problems=_problems(task),
+        )
+
+
+def _problems(task: DictConfig) -> list[str]:
+    try:
+        to_typed(task)
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+def list_jobs(arguments: list[str]) -> list[Job]:
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        composer = JobComposer()
+        return [composer.describe(overrides) for overrides in job_overrides(arguments)]
+
+
+def _print_list(jobs: list[Job]) -> int:
+    for number, job in enumerate(jobs):
+        print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}")
+        for problem in job.problems:
+            print(f"      config error: {problem}")
+    refused = sum(bool(job.problems) for job in jobs)
+    print(f"{len(jobs)} jobs" + (f", {refused} with config errors" if refused else ""))
+    return 2 if refused else 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="td3x-sweep", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="print every job of a multirun without running anything")
+    listing.add_argument("overrides", nargs="*", help="td3x-train overrides, e.g. +experiment=table2 seed=0,1")
+    args = parser.parse_args(argv)
+    sys.exit(_print_list(list_jobs(list(args.overrides))))
+
+
+if __name__ == "__main__":
+    main()
