@@ -43,6 +43,11 @@ class UpdateSchedule(enum.Enum):
     episode_end = "episode_end"  # as many updates as the episode had steps, at its end (the 2018 code)
 
 
+class ResumeMode(enum.Enum):
+    auto = "auto"  # resume from the run dir's checkpoint when its config matches; a finished run does nothing
+    never = "never"  # refuse a run dir that already holds results
+
+
 class Device(enum.Enum):
     auto = "auto"
     cpu = "cpu"
@@ -203,7 +208,9 @@ class RunConfig:
     eval_seed: int | None = (
         None  # episode i of every evaluation starts from reset(seed=eval_seed + i); null: seed + 100
     )
-    checkpoint_every: int = 50_000
+    checkpoint_every: int = 50_000  # at the first episode boundary after every such many env steps, and at the end
+    resume: ResumeMode = ResumeMode.auto
+    keep_buffer: bool = False  # keep the replay buffer in the final checkpoint (needed to extend a finished run)
     log_every: int = 1000  # env steps between training-metric rows
     device: Device = Device.auto
     num_threads: int = 1  # torch intra-op threads; part of the config because it changes float results

@@ -31,6 +31,28 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def truncate_after(run_dir: Path, step: int) -> None:
+    """Drop the rows of ``eval.csv`` and ``metrics.jsonl`` logged after env step ``step`` (a resumed run
+    writes them again, identically), each file rewritten atomically."""
+    for name, keep in ((EVAL_FILE, _csv_rows_until), (METRICS_FILE, _jsonl_rows_until)):
+        path = run_dir / name
+        if path.exists():
+            tmp = path.with_name(f".{name}.tmp")
+            tmp.write_text(keep(path.read_text(), step))
+            os.replace(tmp, path)
+
+
+def _csv_rows_until(text: str, step: int) -> str:
+    if not text:
+        return text
+    header, *rows = text.splitlines(keepends=True)
+    return header + "".join(row for row in rows if int(row.split(",", 1)[0]) <= step)
+
+
+def _jsonl_rows_until(text: str, step: int) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if json.loads(line)["step"] <= step)
+
+
 class CsvLog:
     """Rows of one CSV file; the first row fixes the columns."""
 

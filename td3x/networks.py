@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import cast
 
 import torch
 from torch import Tensor, nn
@@ -56,11 +57,10 @@ class Actor(nn.Module):
         final_layer_init: float | None = None,
     ) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(
-            EnsembleLinear(n_actors, i, o) for i, o in layer_sizes(obs_dim, hidden_sizes, action_dim)
-        )
+        layers = [EnsembleLinear(n_actors, i, o) for i, o in layer_sizes(obs_dim, hidden_sizes, action_dim)]
         if final_layer_init is not None:
-            self.layers[-1].reset_uniform(final_layer_init)
+            layers[-1].reset_uniform(final_layer_init)
+        self.layers = nn.ModuleList(layers)
 
     def forward(self, obs: Tensor) -> Tensor:
         """Actions of shape (n_actors, N, action_dim) for observations (N, obs_dim)."""
@@ -88,12 +88,13 @@ class CriticEnsemble(nn.Module):
     ) -> None:
         super().__init__()
         sizes = layer_sizes(obs_dim, hidden_sizes, 1)
-        self.layers = nn.ModuleList(
+        layers = [
             EnsembleLinear(n_critics, fan_in + (action_dim if i == action_layer else 0), fan_out)
             for i, (fan_in, fan_out) in enumerate(sizes)
-        )
+        ]
         if final_layer_init is not None:
-            self.layers[-1].reset_uniform(final_layer_init)
+            layers[-1].reset_uniform(final_layer_init)
+        self.layers = nn.ModuleList(layers)
         self.action_layer = action_layer
 
     def forward(self, obs: Tensor, action: Tensor, n_members: int | None = None) -> Tensor:
@@ -116,7 +117,7 @@ class CriticEnsemble(nn.Module):
 
     def hidden_weights(self) -> list[nn.Parameter]:
         """The weight matrices of every layer but the output one (DDPG's L2 regularisation acts on these)."""
-        return [layer.weight for layer in self.layers[:-1]]
+        return [cast(EnsembleLinear, layer).weight for layer in self.layers[:-1]]
 
 
 def join(x: Tensor, action: Tensor) -> Tensor:

@@ -18,6 +18,10 @@ EPSILON = 1e-8  # keeps a constant observation dimension from dividing by zero
 class ObsNormalizer(nn.Module):
     """(s - μ) / σ, clipped to ±5, with μ and σ² the running mean and variance of the observed states."""
 
+    mean: Tensor
+    var: Tensor
+    count: Tensor
+
     def __init__(self, obs_dim: int) -> None:
         super().__init__()
         self.register_buffer("mean", torch.zeros(obs_dim, dtype=torch.float64))

@@ -49,7 +49,7 @@ def _compose(overrides: list[str]) -> DictConfig:
 def job_overrides(arguments: list[str]) -> list[list[str]]:
     """Each job's overrides, in Hydra's order: the config's ``hydra.sweeper.params``, then the command line."""
     parser = OverridesParser.create()
-    fixed = [o.input_line for o in parser.parse_overrides(arguments) if not o.is_sweep_override()]
+    fixed = [str(o.input_line) for o in parser.parse_overrides(arguments) if not o.is_sweep_override()]
     params = _compose(fixed).hydra.sweeper.params or {}
     lines = [f"{key}={value}" for key, value in params.items()] + arguments
     (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(lines), max_batch_size=None)
@@ -80,16 +80,20 @@ class JobComposer:
 
     def describe(self, overrides: list[str]) -> Job:
         parsed = OverridesParser.create().parse_overrides(overrides)
-        cfg, task = self._composed(tuple(o.input_line for o in parsed if self._is_group(o)))
+        cfg, task = self._composed(tuple(str(o.input_line) for o in parsed if self._is_group(o)))
         values = [o for o in parsed if not self._is_group(o)]
-        ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
+        with read_write(cfg.hydra):  # Hydra applies overrides before it marks its own node read-only
+            ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
         ConfigLoaderImpl._apply_overrides_to_config(
             [o for o in values if not o.key_or_group.startswith("hydra.")], task
         )
         dirname = cfg.hydra.job.config.override_dirname
         with read_write(cfg.hydra.job):
             cfg.hydra.job.override_dirname = get_overrides_dirname(
-                parsed, list(dirname.exclude_keys), dirname.item_sep, dirname.kv_sep
+                [o for o in parsed if not o.is_hydra_override()],  # Hydra names dirs by task overrides only
+                list(dirname.exclude_keys),
+                dirname.item_sep,
+                dirname.kv_sep,
             )
         HydraConfig.instance().set_config(cfg)  # the ${hydra:...} resolvers in the dir names read it
         return Job(

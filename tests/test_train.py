@@ -16,7 +16,8 @@ import torch
 from td3x import checkpoint
 from td3x.config import TrainConfig
 from td3x.rollout import evaluate
-from td3x.train import Trainer, run
+from td3x.train import run
+from td3x.trainer import Trainer
 
 TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2")
 MakeConfig = Callable[..., TrainConfig]
@@ -42,11 +43,13 @@ def test_episode_end_schedule_runs_as_many_updates_in_bursts(make_config: MakeCo
     bursts = make_config(*TINY, "run.total_steps=600", "env.random_steps=100", "agent.update_schedule=episode_end")
     assert run(bursts, tmp_path / "b")["updates"] == per_step["updates"] == 500  # the final step flushes the rest
     trainer = Trainer(bursts, tmp_path / "c")
-    obs, _ = trainer.env.reset(seed=0)
+    obs: np.ndarray | None = trainer.env.reset(seed=0)[0]
     updates_seen = []
     for _ in range(450):  # Pendulum episodes last 200 steps: updates arrive at steps 200 and 400 only
+        if obs is None:
+            obs, _ = trainer.env.reset()
         obs = trainer._collect(obs)
-        trainer._run_pending_updates(episode_over=trainer.episode["length"] == 0)
+        trainer._run_pending_updates(episode_over=obs is None)
         updates_seen.append(trainer.agent.num_updates)
     trainer.close("complete")
     assert updates_seen[198] == 0 and updates_seen[199] == 200 - 100 and updates_seen[399] == 300

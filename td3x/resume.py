@@ -1,0 +1,95 @@
+"""What to do with a run dir that may already hold a run: start, resume, extend, do nothing, or refuse.
+
+``run.resume=auto`` (the default) resumes from ``checkpoint.pt`` when the checkpoint's config matches
+on every key that changes what is learned (logging keys, the checkpoint and log intervals may change;
+a larger ``run.total_steps`` extends a run), returns at once for a finished run, and refuses a
+mismatch naming the differing keys. ``run.resume=never`` refuses a dir that already holds results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from td3x import checkpoint
+from td3x.config import ResumeMode, TrainConfig, to_container
+from td3x.loggers import EVAL_FILE, METRICS_FILE
+
+# keys that never change what is learned or evaluated: they may differ between a run and its resumption
+NOT_HASHED = ("logging", "run.checkpoint_every", "run.log_every", "run.total_steps", "run.resume", "run.keep_buffer")
+RESULT_FILES = (EVAL_FILE, METRICS_FILE, checkpoint.CHECKPOINT_FILE)
+
+
+class ResumeError(RuntimeError):
+    """A run dir td3x will not train in (another config's results, or ``run.resume=never``)."""
+
+
+@dataclass
+class Plan:
+    action: str  # "start" | "resume" | "complete"
+    parts: dict[str, Any] = field(default_factory=dict)  # the checkpoint, when resuming or complete
+
+
+def flatten(container: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in container.items():
+        if isinstance(value, dict) and value:
+            flat |= flatten(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def learning_keys(config: dict[str, Any]) -> dict[str, Any]:
+    """The flattened config minus :data:`NOT_HASHED`: what the config hash covers."""
+    return {
+        key: value
+        for key, value in flatten(config).items()
+        if not any(key == skip or key.startswith(f"{skip}.") for skip in NOT_HASHED)
+    }
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(learning_keys(config), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def plan(config: TrainConfig, run_dir: Path) -> Plan:
+    """Decide from the run dir's contents; raises :class:`ResumeError` with one readable line."""
+    existing = [name for name in RESULT_FILES if (run_dir / name).exists()]
+    if existing and config.run.resume is ResumeMode.never:
+        raise ResumeError(
+            f"run.resume=never: {run_dir} already holds results ({', '.join(existing)}); "
+            "choose another hydra.run.dir, or run.resume=auto to continue it"
+        )
+    checkpoint_path = run_dir / checkpoint.CHECKPOINT_FILE
+    if not checkpoint_path.exists():
+        return Plan("start")
+    parts = checkpoint.load(checkpoint_path)
+    _check_same_config(parts["config"], to_container(config))
+    done, total = parts["counters"]["step"], config.run.total_steps
+    if done >= total:
+        return Plan("complete", parts)
+    if parts["buffer"] is None:
+        raise ResumeError(
+            f"run.total_steps={total} would extend {run_dir} past its {done} steps, but its final "
+            "checkpoint dropped the replay buffer (run.keep_buffer=false); train a new run instead"
+        )
+    return Plan("resume", parts)
+
+
+def _check_same_config(saved: dict[str, Any], current: dict[str, Any]) -> None:
+    if config_hash(saved) == config_hash(current):
+        return
+    old, new = learning_keys(saved), learning_keys(current)
+    differing = [
+        f"{key}={old.get(key)!r} (checkpoint) vs {new.get(key)!r} (now)"
+        for key in sorted(old | new)
+        if old.get(key) != new.get(key)
+    ]
+    raise ResumeError(
+        f"the run dir's checkpoint was trained with another config: {'; '.join(differing)}; "
+        "use another hydra.run.dir for a new run"
+    )

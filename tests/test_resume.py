@@ -1,0 +1,168 @@
+"""Nothing lost: a run killed at any moment resumes exactly; SIGTERM checkpoints at an episode boundary; a
+changed config, a finished run, run.resume=never, a corrupt checkpoint and a NaN are each handled clearly.
+All through the real entrypoint in subprocesses (marked slow)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from wandb_records import find_run_files, read_run
+
+from td3x import checkpoint
+
+pytestmark = pytest.mark.slow
+RUN = (
+    "run.total_steps=2400",
+    "run.eval_every=400",
+    "run.checkpoint_every=300",
+    "run.log_every=200",
+    "env.random_steps=300",
+    "run.eval_episodes=2",
+    "agent.hidden_sizes=[32,32]",
+    "agent.batch_size=64",
+)
+
+
+def command(run_dir: Path, *overrides: str) -> list[str]:
+    return [sys.executable, "-m", "td3x.train", *RUN, *overrides, f"hydra.run.dir={run_dir}"]
+
+
+def environment() -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}, "WANDB_MODE": "offline"}
+
+
+def train(run_dir: Path, *overrides: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command(run_dir, *overrides), capture_output=True, text=True, timeout=600, env=environment())
+
+
+def without_timing(path: Path) -> list[dict[str, str]]:
+    if path.suffix == ".csv":
+        with path.open() as file:
+            rows = list(csv.DictReader(file))
+    else:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in row.items() if "time" not in k and "sps" not in k} for row in rows]
+
+
+def final_actor(run_dir: Path) -> dict[str, torch.Tensor]:
+    return checkpoint.load(run_dir / "checkpoint.pt")["agent"]["actor"]
+
+
+def assert_same_run(a: Path, b: Path) -> None:
+    assert without_timing(a / "eval.csv") == without_timing(b / "eval.csv")
+    assert without_timing(a / "metrics.jsonl") == without_timing(b / "metrics.jsonl")
+    actor_a, actor_b = final_actor(a), final_actor(b)
+    assert all(torch.equal(actor_a[key], actor_b[key]) for key in actor_a)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("straight") / "run"
+    result = train(run_dir)
+    assert result.returncode == 0, result.stderr
+    return run_dir
+
+
+def wait_for_checkpoint(process: subprocess.Popen[bytes], run_dir: Path, extra_seconds: float) -> None:
+    deadline = time.monotonic() + 300
+    while not (run_dir / "checkpoint.pt").exists():
+        assert process.poll() is None and time.monotonic() < deadline, "no checkpoint before the run ended"
+        time.sleep(0.05)
+    time.sleep(extra_seconds)
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
+    attempt: int, uninterrupted: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen(
+        command(run_dir), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_for_checkpoint(process, run_dir, random.Random(attempt).uniform(0.0, 4.0))
+    process.kill()
+    process.wait()
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "running"  # killed, not finished
+    result = train(run_dir)
+    assert result.returncode == 0, result.stderr
+    assert "resuming" in result.stdout + result.stderr
+    assert_same_run(run_dir, uninterrupted)
+    segments = find_run_files(run_dir)  # offline-run-<time>-<id>/run-<id>.wandb, one per segment
+    assert len(segments) >= 2 and len({path.parent.name.rsplit("-", 1)[1] for path in segments}) == 1
+    assert read_run(segments[-1]).exit_code == 0  # the resumed segment finished the same W&B run
+
+
+def test_sigterm_checkpoints_at_an_episode_boundary_and_resumes(uninterrupted: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen(
+        command(run_dir), env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    wait_for_checkpoint(process, run_dir, 1.0)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and "stopped by SIGTERM at env step" in stderr
+    step = checkpoint.load(run_dir / "checkpoint.pt")["counters"]["step"]
+    assert step % 200 == 0  # Pendulum's episodes end every 200 steps: a boundary
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "failed" and "SIGTERM" in summary["failure"]
+    assert train(run_dir).returncode == 0
+    assert_same_run(run_dir, uninterrupted)
+
+
+def test_finished_run_relaunched_does_nothing(uninterrupted: Path) -> None:
+    before = (uninterrupted / "eval.csv").stat().st_mtime_ns
+    result = train(uninterrupted)
+    assert result.returncode == 0 and "already holds a complete run" in result.stdout + result.stderr
+    assert (uninterrupted / "eval.csv").stat().st_mtime_ns == before
+
+
+def test_changed_config_is_refused_naming_the_keys(uninterrupted: Path) -> None:
+    result = train(uninterrupted, "agent.tau=0.01", "logging.project=other")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "agent.tau=0.005 (checkpoint) vs 0.01 (now)" in result.stderr and "logging" not in result.stderr
+
+
+def test_resume_never_refuses_a_dir_with_results(uninterrupted: Path) -> None:
+    result = train(uninterrupted, "run.resume=never")
+    assert result.returncode == 2 and "run.resume=never" in result.stderr and "already holds results" in result.stderr
+
+
+def test_extending_needs_the_buffer(tmp_path: Path) -> None:
+    dropped, kept = tmp_path / "dropped", tmp_path / "kept"
+    assert train(dropped, "run.total_steps=800").returncode == 0
+    assert checkpoint.load(dropped / "checkpoint.pt")["buffer"] is None  # a finished run drops its buffer
+    result = train(dropped, "run.total_steps=1200")
+    assert result.returncode == 2 and "dropped the replay buffer" in result.stderr
+    assert train(kept, "run.total_steps=800", "run.keep_buffer=true").returncode == 0
+    assert train(kept, "run.total_steps=1200", "run.keep_buffer=true").returncode == 0
+    with (kept / "eval.csv").open() as file:
+        assert [int(row["step"]) for row in csv.DictReader(file)] == [0, 400, 800, 1200]
+
+
+def test_a_corrupt_checkpoint_is_reported_not_loaded(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "checkpoint.pt").write_bytes(b"PK\x03\x04 truncated")
+    result = train(run_dir)
+    assert result.returncode == 2 and "truncated or corrupt" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_nan_stops_the_run_with_its_logs_and_last_good_checkpoint(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = train(run_dir, "agent.critic_lr=1e30")  # Adam's step ~ lr: the critics blow up within a few updates
+    assert result.returncode == 1 and "non-finite" in result.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "failed" and "non-finite" in summary["failure"]
+    assert without_timing(run_dir / "eval.csv")  # the evaluations so far are kept
+    if (run_dir / "checkpoint.pt").exists():  # any checkpoint holds finite weights
+        assert all(torch.isfinite(t).all() for t in final_actor(run_dir).values())
