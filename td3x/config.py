@@ -230,12 +230,15 @@ class LoggingConfig:
     project: str = "td3x"
     group: str | None = None  # the sweep's name: runs of one sweep share a W&B group
     tags: list[str] = field(default_factory=list)
+    video_every: int | None = None  # env steps between videos of evaluation episode 0 (null: none; ~0.1 s a frame)
 
     def problems(self) -> list[str]:
         checks = _Checks("logging.")
         checks.require(
             "wandb_mode", self.wandb_mode, self.wandb_mode in WANDB_MODES, f"must be one of {', '.join(WANDB_MODES)}"
         )
+        if self.video_every is not None:
+            checks.at_least_one("video_every", self.video_every)
         return checks.problems
 
 

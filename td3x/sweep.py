@@ -9,11 +9,15 @@ experiment's ``hydra.sweeper.params`` first, then the command line) and creates 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from hydra import initialize_config_dir
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
@@ -32,6 +36,7 @@ class Job:
     overrides: list[str]
     run_dir: Path
     problems: list[str]  # td3x's range checks (empty when the job's config is accepted)
+    total_steps: int = 0
 
 
 def _compose(overrides: list[str]) -> DictConfig:
@@ -100,6 +105,7 @@ class JobComposer:
             overrides=overrides,
             run_dir=Path(cfg.hydra.sweep.dir) / str(cfg.hydra.sweep.subdir),
             problems=_problems(task),
+            total_steps=int(task.run.total_steps),
         )
 
 
@@ -129,13 +135,108 @@ def _print_list(jobs: list[Job]) -> int:
     return 2 if refused else 0
 
 
+# ---------------------------------------------------------------------- status and rerun of a launched sweep
+STALE_AFTER_S = 30 * 60  # a "running" run whose summary.json has not changed for this long is reported stale
+
+
+@dataclass(frozen=True)
+class Launched:
+    """What Hydra recorded of a launched sweep in ``<sweep dir>/multirun.yaml``."""
+
+    task_overrides: list[str]
+    hydra_overrides: list[str]
+    cwd: Path
+
+
+def read_sweep(sweep_dir: Path) -> Launched:
+    path = sweep_dir / "multirun.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"{sweep_dir} is not a sweep dir: it has no multirun.yaml")
+    recorded = yaml.safe_load(path.read_text())["hydra"]
+    return Launched(
+        task_overrides=list(recorded["overrides"]["task"]),
+        hydra_overrides=[o for o in recorded["overrides"]["hydra"] if o != "hydra.mode=MULTIRUN"],
+        cwd=Path(recorded["runtime"]["cwd"]),
+    )
+
+
+@dataclass(frozen=True)
+class RunState:
+    run_dir: Path
+    state: str  # complete | running | stale | failed | not started
+    steps: int
+    total_steps: int
+    steps_per_second: float | None
+    failure: str | None
+
+
+def run_state(run_dir: Path, total_steps: int, now: float) -> RunState:
+    summary_path = run_dir / "summary.json"
+    if not summary_path.exists():
+        return RunState(run_dir, "not started", 0, total_steps, None, None)
+    summary = json.loads(summary_path.read_text())
+    state = summary["status"]
+    if state == "running" and now - summary_path.stat().st_mtime > STALE_AFTER_S:
+        state = "stale"
+    rate = summary["steps"] / summary["wall_time_s"] if summary.get("wall_time_s") else None
+    return RunState(run_dir, state, summary["steps"], total_steps, rate, summary.get("failure"))
+
+
+def sweep_states(sweep_dir: Path) -> list[RunState]:
+    launched = read_sweep(sweep_dir)
+    jobs = list_jobs(launched.task_overrides + launched.hydra_overrides)
+    now = time.time()
+    return [run_state(launched.cwd / job.run_dir, job.total_steps, now) for job in jobs]
+
+
+def _print_status(states: list[RunState]) -> int:
+    counts: dict[str, int] = {}
+    for state in states:
+        counts[state.state] = counts.get(state.state, 0) + 1
+        if state.state in ("failed", "stale"):
+            print(f"{state.state:8s} {state.run_dir}  at step {state.steps}: {state.failure or 'no update for 30 min'}")
+    done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
+    rates = [s.steps_per_second for s in states if s.steps_per_second]
+    print(
+        ", ".join(f"{counts.get(name, 0)} {name}" for name in ("complete", "running", "stale", "failed", "not started"))
+    )
+    left = (total - done) / (sum(rates) / len(rates)) / 3600 if rates else float("nan")
+    print(
+        f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%); about {left:.1f} h of compute left "
+        "at the mean speed of the runs so far"
+    )
+    return 0 if counts.get("complete", 0) == len(states) else 1
+
+
+def rerun(sweep_dir: Path) -> int:
+    """Launch the sweep again with its own overrides and launcher: finished jobs return at once, the others
+    resume from their checkpoints (or start, if they never wrote one)."""
+    launched = read_sweep(sweep_dir)
+    command = [sys.executable, "-m", "td3x.train", "-m", *launched.task_overrides, *launched.hydra_overrides]
+    print("relaunching:", " ".join(command[2:]), flush=True)
+    return subprocess.run(command, cwd=launched.cwd, check=False).returncode
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="td3x-sweep", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="print every job of a multirun without running anything")
     listing.add_argument("overrides", nargs="*", help="td3x-train overrides, e.g. +experiment=table2 seed=0,1")
+    for name, help_text in (
+        ("status", "count complete, running, stale, failed and missing runs of a sweep"),
+        ("rerun", "relaunch a sweep's failed and unfinished runs (each resumes)"),
+    ):
+        commands.add_parser(name, help=help_text).add_argument("sweep_dir", type=Path)
     args = parser.parse_args(argv)
-    sys.exit(_print_list(list_jobs(list(args.overrides))))
+    try:
+        if args.command == "list":
+            sys.exit(_print_list(list_jobs(list(args.overrides))))
+        if args.command == "status":
+            sys.exit(_print_status(sweep_states(args.sweep_dir)))
+        sys.exit(rerun(args.sweep_dir))
+    except FileNotFoundError as error:
+        print(f"td3x-sweep: {error}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

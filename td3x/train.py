@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+import numpy as np
 import torch
 import yaml
 from hydra.core.hydra_config import HydraConfig
@@ -91,7 +92,16 @@ def run(config: TrainConfig, run_dir: Path | str, choices: dict[str, str] | None
     decision = plan(config, run_dir)
     if decision.action == "complete":
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
-        return dict(yaml.safe_load((run_dir / SUMMARY_FILE).read_text()))
+        evaluations = decision.parts["eval_returns"]
+        return {
+            "status": "complete",
+            "failure": None,
+            "steps": decision.parts["counters"]["step"],
+            "final_return": evaluations[-1],
+            "last10_return": float(np.mean(evaluations[-10:])),
+            "wall_time_s": decision.parts["wall_time_s"],
+            "run_dir": str(run_dir),
+        }
     run_dir.mkdir(parents=True, exist_ok=True)
     _prepare_run_dir(run_dir, decision)
     trainer = Trainer(config, run_dir, choices, wandb_run_id=decision.parts.get("wandb_run_id"))

@@ -27,6 +27,7 @@ from td3x.resume import config_hash
 from td3x.rollout import evaluate
 from td3x.seeding import global_rng_state, restore_global_rng_state, seed_everything
 from td3x.td3 import TD3
+from td3x.video import TrainingVideos
 
 
 class TrainingError(RuntimeError):
@@ -82,6 +83,9 @@ class Trainer:
         self.stop_requested: str | None = None  # the signal that asked the run to stop
         self.start_time, self.earlier_wall_time = time.perf_counter(), 0.0
         self.loggers = RunLoggers(run_dir, config.logging.wandb_mode, self._wandb_kwargs(wandb_run_id))
+        self.videos = TrainingVideos(
+            config.env, run_dir, config.eval_seed, config.logging.video_every, self.loggers.wandb.log
+        )
         self.progress = Progress(config.run.total_steps)
 
     # ------------------------------------------------------------------ the loop
@@ -90,6 +94,7 @@ class Trainer:
         if self.step == 0:
             obs, _ = self.env.reset(seed=self.config.seed)
             self._evaluate()  # entry 0: the untrained policy
+            self._record_video()
         while self.step < self.config.run.total_steps:
             if obs is None:
                 obs, _ = self.env.reset()
@@ -150,6 +155,7 @@ class Trainer:
             self._log_training()
         if self.step % run.eval_every == 0 or self.step == run.total_steps:
             self._evaluate()
+        self._record_video()
         self.checkpoint_due |= self.step % run.checkpoint_every == 0
         if episode_over and (self.checkpoint_due or self.stop_requested) and self.step < run.total_steps:
             self.save_checkpoint()
@@ -175,6 +181,12 @@ class Trainer:
         self.loggers.log_eval(row, self.step)
         self.loggers.write_summary(self.summary("running"))
         self.progress.evaluated(self.step, row["return_mean"])
+
+    def _record_video(self) -> None:
+        """Every ``logging.video_every`` steps, a video of evaluation episode 0 (its time counts as evaluation)."""
+        started = time.perf_counter()
+        if self.videos.maybe_record(self.agent.act, self.step) is not None:
+            self.phase_time["eval"] += time.perf_counter() - started
 
     def _log_training(self) -> None:
         metrics = {key: float(value) for key, value in self.last_update.items()}
