@@ -17,9 +17,20 @@ StepHook = Callable[[], None]
 
 
 @dataclass(frozen=True)
+class Episode:
+    """What one evaluation episode visited: the states acted from, the actions and the rewards that followed."""
+
+    obs: np.ndarray  # (T, obs_dim)
+    actions: np.ndarray  # (T, action_dim)
+    rewards: np.ndarray  # (T,)
+    terminated: bool  # ended in a true terminal state (else cut by the time limit)
+
+
+@dataclass(frozen=True)
 class EvalResult:
     returns: np.ndarray  # undiscounted return of each episode
     lengths: np.ndarray  # steps of each episode
+    episodes: list[Episode]
 
 
 def evaluate(
@@ -35,17 +46,28 @@ def evaluate(
         on_step: called after every reset and every step, while the env shows that state (a video
             recorder renders its frame there); it never changes the episode.
     """
-    returns, lengths = np.zeros(episodes), np.zeros(episodes, dtype=np.int64)
-    for i in range(episodes):
-        obs, _ = env.reset(seed=first_seed + i)
+    played = [_play(policy, env, first_seed + i, on_step) for i in range(episodes)]
+    return EvalResult(
+        returns=np.array([episode.rewards.sum() for episode in played]),
+        lengths=np.array([len(episode.rewards) for episode in played], dtype=np.int64),
+        episodes=played,
+    )
+
+
+def _play(policy: Policy, env: gym.Env, seed: int, on_step: StepHook | None) -> Episode:
+    obs_list, actions, rewards = [], [], []
+    obs, _ = env.reset(seed=seed)
+    if on_step is not None:
+        on_step()
+    terminated = truncated = False
+    while not (terminated or truncated):
+        action = policy(obs)
+        obs_list.append(obs)
+        actions.append(action)
+        obs, reward, terminated, truncated, _ = env.step(action)
         if on_step is not None:
             on_step()
-        done = False
-        while not done:
-            obs, reward, terminated, truncated, _ = env.step(policy(obs))
-            if on_step is not None:
-                on_step()
-            returns[i] += float(reward)
-            lengths[i] += 1
-            done = terminated or truncated
-    return EvalResult(returns=returns, lengths=lengths)
+        rewards.append(float(reward))
+    return Episode(
+        obs=np.array(obs_list), actions=np.array(actions), rewards=np.array(rewards), terminated=bool(terminated)
+    )

@@ -65,6 +65,13 @@ class TD3:
         obs_tensor = torch.as_tensor(obs, dtype=torch.float32, device=self.device).reshape(1, -1)
         return self.actor(self.obs_normalizer(obs_tensor))[0, 0].cpu().numpy()
 
+    @torch.no_grad()
+    def critic_values(self, obs: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Q_θi(s, a) of every critic for a batch of raw observations and actions: (n_critics, N)."""
+        obs_tensor = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        action_tensor = torch.as_tensor(actions, dtype=torch.float32, device=self.device)
+        return self.critic(self.obs_normalizer(obs_tensor), action_tensor).cpu().numpy()
+
     def update(self, batch: Batch) -> dict[str, Tensor]:
         """One critic update and, every ``policy_delay`` updates, one actor and target update.
 

@@ -21,6 +21,7 @@ from td3x.config import Device, TrainConfig, UpdateSchedule, to_container
 from td3x.envs import env_spec, make_env
 from td3x.loggers import RunLoggers
 from td3x.noise import make_noise
+from td3x.overestimation import overestimation_bias
 from td3x.progress import Progress
 from td3x.replay_buffer import ReplayBuffer
 from td3x.resume import config_hash
@@ -174,6 +175,7 @@ class Trainer:
             "return_std": float(result.returns.std()),
             **{f"return_{i}": float(value) for i, value in enumerate(result.returns)},
             "length_mean": float(result.lengths.mean()),
+            **overestimation_bias(self.agent, result.episodes, self.config.agent.discount),
             "eval_time_s": eval_time,
             "wall_time_s": self.wall_time(),
             "sps": self.step / max(self.wall_time(), 1e-9),

@@ -238,3 +238,26 @@ def test_observation_normaliser_statistics_clip_and_state() -> None:
     agent.act(data[0])  # acting (and so evaluating) never moves the statistics
     assert torch.equal(before, agent.obs_normalizer.mean)
     assert {"mean", "var", "count"} <= set(agent.state_dict()["obs_normalizer"])
+
+
+# ---------------------------------------------------------------------- overestimation bias (paper Figures 1-2)
+def test_returns_to_go_and_counted_states() -> None:
+    from td3x.overestimation import counted, returns_to_go
+
+    assert returns_to_go(np.array([1.0, 1.0, 1.0]), 0.5).tolist() == [1.75, 1.5, 1.0]
+    assert counted(3, terminated=True, discount=0.99).all()
+    mask = counted(1000, terminated=False, discount=0.99)  # cut by the time limit: γ^remaining < 0.01 only
+    assert mask[:542].all() and not mask[542:].any()
+
+
+def test_overestimation_bias_is_q_minus_the_return_that_followed() -> None:
+    from td3x.overestimation import overestimation_bias
+    from td3x.rollout import Episode
+
+    agent = make_agent(n_critics=2)
+    set_constant_output(agent.critic, [5.0, 3.0])
+    episode = Episode(obs=np.zeros((2, 3)), actions=np.zeros((2, 2)), rewards=np.array([1.0, 1.0]), terminated=True)
+    bias = overestimation_bias(agent, [episode], discount=0.5)  # G = (1.5, 1.0)
+    assert bias == {"bias_q1": pytest.approx(5.0 - 1.25), "bias_min_q": pytest.approx(3.0 - 1.25), "bias_states": 2}
+    truncated = Episode(obs=np.zeros((2, 3)), actions=np.zeros((2, 2)), rewards=np.ones(2), terminated=False)
+    assert overestimation_bias(agent, [truncated], discount=0.99)["bias_states"] == 0

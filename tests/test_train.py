@@ -60,7 +60,17 @@ def test_evaluates_at_zero_every_e_steps_and_after_the_last(make_config: MakeCon
     run(make_config(*TINY, "run.total_steps=1050", "run.eval_every=500", "env.random_steps=2000"), tmp_path)
     rows = read_eval(tmp_path)
     assert [int(row["step"]) for row in rows] == [0, 500, 1000, 1050]
-    assert {"return_mean", "return_std", "return_0", "return_1", "eval_time_s", "sps"} <= set(rows[0])
+    assert {
+        "return_mean",
+        "return_std",
+        "return_0",
+        "return_1",
+        "eval_time_s",
+        "sps",
+        "bias_q1",
+        "bias_min_q",
+        "bias_states",
+    } <= set(rows[0])
     assert all(
         float(row["return_mean"]) == pytest.approx(np.mean([float(row["return_0"]), float(row["return_1"])]))
         for row in rows
