@@ -48,7 +48,7 @@ def seed_everything(seed: int, device: torch.device) -> Generators:
         actions=np.random.default_rng(actions),
         noise=np.random.default_rng(noise),
         replay=np.random.default_rng(replay),
-        torch=torch.Generator(device).manual_seed(int(torch_seed.generate_state(1, dtype=np.uint64)[0] >> 1)),
+        torch=torch.Generator(device).manual_seed(int(torch_seed.generate_state(1, dtype=np.uint64)[0]) >> 1),
     )
 
 

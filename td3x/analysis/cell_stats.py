@@ -1,0 +1,113 @@
+"""The numbers of one table cell, from its complete runs' eval.csv files: the paper's metrics with bootstrap CIs,
+the learning curve with its band, and the critics' overestimation bias when the runs logged it."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from td3x.analysis.cells import Cell
+from td3x.analysis.metrics import (
+    Band,
+    Estimate,
+    Peak,
+    area_under_curve,
+    curve_bands,
+    last10_scores,
+    max_average_return,
+    mean_estimates,
+    return_at,
+)
+from td3x.analysis.runs import Run
+
+# eval.csv's overestimation columns: mean Q(s, a) minus the discounted return that followed, per critic estimate
+BIAS_COLUMNS = {"bias_q1": "Q1", "bias_min_q": "min over critics"}
+
+
+@dataclass(frozen=True, eq=False)
+class CellStats:
+    """One cell's numbers.
+
+    Attributes:
+        cell: the cell (its complete runs are the ones used).
+        steps: the evaluation steps every complete run has.
+        curves: the runs' returns at those steps, shape (seeds, steps), in seed order.
+        last10: Table 2's metric: mean over seeds of the last-10 mean, with CI.
+        peak: Table 1's metric (None with no evaluation after step 0).
+        at_step: the return at the report's ``at_step``, with CI (NaN when runs stop earlier).
+        auc: the area under the curve per step (the return averaged over training), with CI.
+        band: the mean learning curve with a pointwise CI.
+        bias: per overestimation column logged by every run, its mean curve with a CI.
+    """
+
+    cell: Cell
+    steps: np.ndarray
+    curves: np.ndarray
+    last10: Estimate
+    peak: Peak | None
+    at_step: Estimate
+    auc: Estimate
+    band: Band
+    bias: dict[str, Band]
+
+    @property
+    def scores(self) -> dict[int, float]:
+        """Each seed's last-10 mean."""
+        return dict(zip(self.cell.seeds, map(float, last10_scores(self.curves)), strict=True))
+
+
+def shared_steps(runs: tuple[Run, ...]) -> np.ndarray:
+    """The evaluation steps all runs have (one grid for runs of one config; resumed runs may add steps)."""
+    return functools.reduce(np.intersect1d, (run.steps for run in runs))
+
+
+def column_matrix(runs: tuple[Run, ...], steps: np.ndarray, column: str) -> np.ndarray | None:
+    """One eval.csv column of every run at ``steps``, shape (runs, steps); None when a run lacks the column.
+
+    Args:
+        runs: runs that all evaluated at ``steps``.
+        steps: the evaluation steps to take.
+        column: an eval.csv column, e.g. ``return_mean`` or ``bias_q1``.
+    """
+    rows = []
+    for run in runs:
+        values = run.column(column)
+        if values is None:
+            return None
+        rows.append(values[np.searchsorted(run.steps, steps)])
+    return np.array(rows)
+
+
+def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | None:
+    """A cell's numbers from its complete runs, or None when it has none (or they share no evaluation step).
+
+    Args:
+        cell: the cell.
+        at_step: the env step for the "return at" column, e.g. 100_000.
+        reps: bootstrap replications.
+        seed: seeds the resampling.
+    """
+    if not cell.runs:
+        return None
+    steps = shared_steps(cell.runs)
+    curves = column_matrix(cell.runs, steps, "return_mean")
+    if curves is None or len(steps) == 0:
+        return None
+    per_seed = np.column_stack(
+        [
+            last10_scores(curves),
+            [return_at(steps, curve, at_step) for curve in curves],
+            [area_under_curve(steps, curve) for curve in curves],
+        ]
+    )
+    last10, at_step_estimate, auc = mean_estimates(per_seed, reps, seed)
+    bias = {
+        column: matrix for column in BIAS_COLUMNS if (matrix := column_matrix(cell.runs, steps, column)) is not None
+    }
+    band, *bias_bands = curve_bands(np.stack([curves, *bias.values()], axis=1), steps, reps, seed)
+    peak = max_average_return(curves, steps) if len(steps) > 1 else None
+    return CellStats(
+        cell, steps, curves, last10, peak, at_step_estimate, auc, band, dict(zip(bias, bias_bands, strict=True))
+    )

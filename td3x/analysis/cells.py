@@ -1,0 +1,204 @@
+"""Grouping runs into the cells of a table: one row per Table 2 row (``paper_row``) and config variant, one
+column per env.
+
+Only complete runs are averaged, one per seed. A cell lists what it leaves out (unfinished, failed and duplicate
+runs, each with its reason) and the seeds it lacks (seeds that other runs on the same env have), so the report
+can mark it: nothing is averaged or dropped silently.
+
+Runs of the same ``paper_row`` and env whose configs differ in a key that changes results (e.g. a sweep over
+``agent.tau``) are different experiments: they become separate rows, labelled by the differing keys.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from td3x.analysis.paper import TD3_ROW, paper_env, paper_tables, table2_rows
+from td3x.analysis.runs import Run
+
+# keys that never change what a run learns or how it is scored: where and how it ran and was logged, the keys that
+# are the table's own axes (row, env, seed), and the Hydra group choices (their values are in the other keys)
+NON_RESULT_KEYS = frozenset(
+    {
+        "seed",
+        "paper_row",
+        "env.id",
+        "run.checkpoint_every",
+        "run.log_every",
+        "run.device",
+        "run.num_threads",
+        "run.resume",
+        "run.keep_buffer",
+        "run.compile",
+    }
+)
+NON_RESULT_PREFIXES = ("logging.", "choices")
+
+
+@dataclass(frozen=True, eq=False)
+class Cell:
+    """The runs of one table row on one env.
+
+    Attributes:
+        row: the row's label: its ``paper_row``, plus the config keys that set it apart from other rows of the
+            same ``paper_row``, e.g. ``TD3 [agent.tau=0.01]``.
+        paper_row: the Table 2 row the runs' ablation option names.
+        env_id: the Gymnasium id.
+        runs: the complete runs, one per seed, sorted by seed; the only runs averaged.
+        left_out: runs of this cell that are not averaged, each with its ``problem``.
+        missing_seeds: seeds that other runs on this env have and this cell has no run dir for.
+    """
+
+    row: str
+    paper_row: str
+    env_id: str
+    runs: tuple[Run, ...]
+    left_out: tuple[Run, ...]
+    missing_seeds: tuple[int, ...]
+
+    @property
+    def seeds(self) -> list[int]:
+        return [run.seed for run in self.runs]
+
+    @property
+    def flagged(self) -> bool:
+        """Whether the cell's numbers rest on fewer runs than were meant to be there."""
+        return bool(self.left_out or self.missing_seeds)
+
+    def notes(self) -> list[str]:
+        """One line per run left out and one for the missing seeds."""
+        notes = [f"seed {run.seed} left out, {run.problem} ({run.path})" for run in self.left_out]
+        if self.missing_seeds:
+            notes.append(f"no run dir for seed(s) {', '.join(map(str, self.missing_seeds))}")
+        return notes
+
+
+@dataclass(frozen=True, eq=False)
+class Grid:
+    """The cells of a report, with its rows and envs in display order."""
+
+    rows: list[str]
+    envs: list[str]
+    cells: dict[tuple[str, str], Cell]
+
+    def cell(self, row: str, env_id: str) -> Cell | None:
+        """The cell of a row and env, or None when no run has both."""
+        return self.cells.get((row, env_id))
+
+    def paper_row(self, row: str) -> str:
+        """The Table 2 row name behind a row label."""
+        return next(cell.paper_row for (label, _), cell in self.cells.items() if label == row)
+
+    def reference_row(self, row: str) -> str | None:
+        """The TD3 row a row is compared with: the TD3 row of the same variant (``TD3 [agent.tau=0.01]`` for
+        ``TD3 - CDQ [agent.tau=0.01]``), else the first TD3 row when the row's variant has none; None without one.
+        """
+        td3_rows = [label for label in self.rows if self.paper_row(label) == TD3_ROW]
+        same_variant = TD3_ROW + row.removeprefix(self.paper_row(row))
+        return same_variant if same_variant in td3_rows else next(iter(td3_rows), None)
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """A nested config as ``{"agent.tau": "0.005", ...}``, every value as text (lists too).
+
+    Args:
+        tree: a parsed config.yaml (or a part of it).
+        prefix: the dotted path of ``tree`` within the whole config.
+    """
+    flat: dict[str, str] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            flat |= flatten(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = str(value)
+    return flat
+
+
+def result_keys(run: Run) -> dict[str, str]:
+    """The run's config keys that can change its results (see NON_RESULT_KEYS)."""
+    return {
+        key: value
+        for key, value in flatten(run.config).items()
+        if key not in NON_RESULT_KEYS and not key.startswith(NON_RESULT_PREFIXES)
+    }
+
+
+def row_labels(runs: list[Run]) -> list[str]:
+    """Each run's row label: its ``paper_row``, plus the keys on which runs of that ``paper_row`` *on one env*
+    differ. Keys that differ only between envs (e.g. each env's ``env.random_steps``) do not split a row.
+    """
+    keys = [result_keys(run) for run in runs]
+    groups: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
+    for run, run_keys in zip(runs, keys, strict=True):
+        groups[(run.paper_row, run.env_id)].append(run_keys)
+    differing: dict[str, set[str]] = defaultdict(set)
+    for (paper_row, _), group in groups.items():
+        all_keys = set().union(*group)
+        differing[paper_row] |= {key for key in all_keys if len({keys.get(key) for keys in group}) > 1}
+    return [_label(run.paper_row, run_keys, differing[run.paper_row]) for run, run_keys in zip(runs, keys, strict=True)]
+
+
+def _label(paper_row: str, keys: dict[str, str], differing: set[str]) -> str:
+    if not differing:
+        return paper_row
+    return f"{paper_row} [{', '.join(f'{key}={keys.get(key)}' for key in sorted(differing))}]"
+
+
+def make_grid(runs: list[Run]) -> Grid:
+    """Group runs into cells (row × env); rows in Table 2's order, envs in the paper's, the others after.
+
+    Args:
+        runs: every run found, complete or not.
+    """
+    labels = row_labels(runs)
+    members: dict[tuple[str, str], list[Run]] = defaultdict(list)
+    for run, label in zip(runs, labels, strict=True):
+        members[(label, run.env_id)].append(run)
+    seeds_on_env: dict[str, set[int]] = defaultdict(set)
+    for run in runs:
+        seeds_on_env[run.env_id].add(run.seed)
+    cells = {
+        (label, env_id): make_cell(label, env_id, group, seeds_on_env[env_id])
+        for (label, env_id), group in members.items()
+    }
+    rows = sorted({label for label, _ in cells}, key=lambda label: _row_order(label, cells))
+    envs = sorted({env_id for _, env_id in cells}, key=_env_order)
+    return Grid(rows, envs, cells)
+
+
+def make_cell(row: str, env_id: str, runs: Iterable[Run], expected_seeds: set[int]) -> Cell:
+    """One cell: the complete runs (the first run dir of each seed), and the rest left out with a reason.
+
+    Args:
+        row: the row label.
+        env_id: the env of every run given.
+        runs: the runs of this row and env.
+        expected_seeds: the seeds the cell should have (those of every run on this env).
+    """
+    complete: dict[int, Run] = {}
+    left_out: list[Run] = []
+    ordered = sorted(runs, key=lambda run: (run.seed, str(run.path)))
+    for run in ordered:
+        if run.problem is not None:
+            left_out.append(run)
+        elif run.seed in complete:
+            left_out.append(replace(run, problem=f"duplicate of the seed's run in {complete[run.seed].path}"))
+        else:
+            complete[run.seed] = run
+    missing = sorted(expected_seeds - {run.seed for run in ordered})
+    return Cell(row, ordered[0].paper_row, env_id, tuple(complete.values()), tuple(left_out), tuple(missing))
+
+
+def _row_order(label: str, cells: dict[tuple[str, str], Cell]) -> tuple[int, str]:
+    paper_row = next(cell.paper_row for (row, _), cell in cells.items() if row == label)
+    order = table2_rows()
+    return (order.index(paper_row) if paper_row in order else len(order), label)
+
+
+def _env_order(env_id: str) -> tuple[int, str]:
+    order = paper_tables()["table1"]["envs"]
+    column = paper_env(env_id)
+    return (order.index(column) if column in order else len(order), env_id)

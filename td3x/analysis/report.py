@@ -1,0 +1,362 @@
+"""The report: run dirs → cells → numbers (``build_report``), then tables, plots and Markdown (``write_report``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from td3x.analysis import plots, tables
+from td3x.analysis.aggregates import Normaliser, RowAggregate, aggregate_rows, make_normalisers, row_profiles
+from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats, cell_stats
+from td3x.analysis.cells import Grid, make_grid
+from td3x.analysis.metrics import Band, curve_bands, last10_scores
+from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
+from td3x.analysis.runs import Run, find_runs
+from td3x.analysis.seeds import MIN_SEEDS, SeedStudy, study_seeds
+
+PLOTS_DIR = "plots"
+
+
+class ReportError(RuntimeError):
+    """A report that cannot be made (no run dirs found)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the report computes its statistics.
+
+    Attributes:
+        reps: bootstrap replications per CI (rliable's default is 50000; 2000 gives CI bounds stable to about 1%).
+        seed: seeds every bootstrap, so the same runs give the same report.
+        at_step: the env step of the "return at" table.
+    """
+
+    reps: int = 2000
+    seed: int = 0
+    at_step: int = 100_000
+
+
+@dataclass(frozen=True, eq=False)
+class Report:
+    """Everything the report shows, computed once."""
+
+    sources: list[Path]
+    runs: list[Run]
+    grid: Grid
+    stats: dict[tuple[str, str], CellStats]
+    normalisers: dict[str, Normaliser]
+    aggregates: list[RowAggregate]
+    studies: list[SeedStudy]
+    settings: Settings
+
+
+@dataclass
+class Written:
+    """What ``write_report`` produced: the Markdown, the tables by name, and every file written."""
+
+    markdown: str = ""
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def images(self) -> list[Path]:
+        return [path for path in self.files if path.suffix == ".png"]
+
+
+def build_report(paths: list[Path], settings: Settings) -> Report:
+    """Find the runs below ``paths`` and compute every number of the report.
+
+    Args:
+        paths: sweep dirs, run dirs, or folders above them.
+        settings: bootstrap and table settings.
+
+    Raises:
+        ReportError: no run dir was found.
+        FileNotFoundError: a path does not exist.
+    """
+    runs = find_runs(paths)
+    if not runs:
+        raise ReportError(f"no run dirs (directories holding td3x's config.yaml) under {', '.join(map(str, paths))}")
+    grid = make_grid(runs)
+    stats = {}  # in display order (rows, then envs): every table, plot and study follows it
+    for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
+        numbers = cell_stats(grid.cells[key], settings.at_step, settings.reps, settings.seed)
+        if numbers is not None:
+            stats[key] = numbers
+    scores = {key: numbers.scores for key, numbers in stats.items()}
+    normalisers = make_normalisers(grid, scores, _untrained(stats))
+    studies = [
+        study_seeds(s.cell.row, s.cell.env_id, s.cell.seeds, last10_scores(s.curves), settings.reps, settings.seed)
+        for s in stats.values()
+        if len(s.cell.runs) >= MIN_SEEDS
+    ]
+    aggregates = aggregate_rows(grid, scores, normalisers, settings.reps, settings.seed)
+    return Report(list(paths), runs, grid, stats, normalisers, aggregates, studies, settings)
+
+
+def _untrained(stats: dict[tuple[str, str], CellStats]) -> dict[str, float]:
+    """Per env, the mean step-0 return of its complete runs: the untrained policies' level."""
+    by_env: dict[str, list[float]] = {}
+    for (_, env_id), numbers in stats.items():
+        by_env.setdefault(env_id, []).extend(numbers.curves[:, 0])
+    return {env_id: float(np.mean(values)) for env_id, values in by_env.items()}
+
+
+# ---------------------------------------------------------------------------------------------------- writing
+def write_report(report: Report, out: Path) -> Written:
+    """Write the tables (CSV, LaTeX), plots (PNG, HTML) and ``report.md`` into ``out``.
+
+    Args:
+        report: from ``build_report``.
+        out: the output directory (created).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    written = Written(frames=report_frames(report))
+    written.files += write_tables(written.frames, out)
+    written.files += write_plots(report, out / PLOTS_DIR)
+    written.files.append(out / "report.md")
+    written.markdown = render_markdown(report, written.frames, [path.relative_to(out) for path in written.files])
+    written.files[-1].write_text(written.markdown)
+    return written
+
+
+def report_frames(report: Report) -> dict[str, pd.DataFrame]:
+    """Every table of the report by name: display tables (text) and tidy ones (numbers).
+
+    Args:
+        report: from ``build_report``.
+    """
+    grid, stats, at_step = report.grid, report.stats, report.settings.at_step
+    frames = {
+        "table2": tables.grid_frame(grid, stats, tables.table2_text),
+        "table1": tables.grid_frame(grid, stats, tables.table1_text),
+        f"return_at_{at_step}": tables.grid_frame(grid, stats, lambda s: tables.estimate_text(s.at_step)),
+        "auc": tables.grid_frame(grid, stats, lambda s: tables.estimate_text(s.auc)),
+        "cells": tables.cells_csv_frame(grid, stats, at_step),
+        "runs": tables.runs_csv_frame(grid),
+        "not_averaged": tables.left_out_frame(grid),
+    }
+    if report.aggregates:
+        frames["normalisers"] = tables.normalisers_frame(report.normalisers)
+        frames["aggregates"] = tables.aggregates_frame(report.aggregates)
+    if report.studies:
+        frames["seed_study"] = tables.seed_study_frame(report.studies)
+        frames["seed_study_welch"] = tables.welch_csv_frame(report.studies)
+    return frames
+
+
+LATEX_CAPTIONS = {
+    "table2": "Average return over the last 10 evaluations: mean over seeds [95\\% bootstrap CI], beside the paper's "
+    "Table 2 (Fujimoto et al., 2018).",
+    "table1": "Max average return: max of the seed-averaged curve $\\pm$ std across seeds at that evaluation, "
+    "beside the paper's Table 1.",
+    "aggregates": "Scores normalised per env, aggregated over envs: IQM and mean [95\\% stratified bootstrap CI], "
+    "and the probability of improvement over the TD3 row.",
+}
+
+
+def write_tables(frames: dict[str, pd.DataFrame], out: Path) -> list[Path]:
+    """Every table as CSV, and the paper-shaped ones also as LaTeX (booktabs).
+
+    Args:
+        frames: the tables by name (the file names).
+        out: the output directory.
+    """
+    files = [tables.write_csv(frame, out / f"{name}.csv") for name, frame in frames.items()]
+    files += [
+        tables.write_latex(frames[name], out / f"{name}.tex", caption)
+        for name, caption in LATEX_CAPTIONS.items()
+        if name in frames
+    ]
+    return files
+
+
+def write_plots(report: Report, plots_dir: Path) -> list[Path]:
+    """Learning curves and overestimation bias per env, the seed study's CI widths, and rliable's aggregate plots.
+
+    Args:
+        report: from ``build_report``.
+        plots_dir: where the PNG and HTML files go.
+    """
+    files: list[Path] = []
+    for env_id in report.grid.envs:
+        files += _curve_plots(report, env_id, plots_dir)
+        files += _bias_plots(report, env_id, plots_dir)
+        files += _seed_plots(report, env_id, plots_dir)
+    return files + _aggregate_plots(report, plots_dir)
+
+
+def _env_stats(report: Report, env_id: str) -> list[CellStats]:
+    return [report.stats[(row, env_id)] for row in report.grid.rows if (row, env_id) in report.stats]
+
+
+def _curve_plots(report: Report, env_id: str, plots_dir: Path) -> list[Path]:
+    cells = _env_stats(report, env_id)
+    if not cells:
+        return []
+    bands = {s.cell.row: s.band for s in cells}
+    reference = _authors_band(env_id, max(int(s.steps[-1]) for s in cells), report.settings)
+    name = plots.reference_label(env_id) if reference is not None else None
+    if reference is not None and name is not None:
+        bands[name] = reference
+    return plots.band_plot(
+        bands,
+        plots_dir / f"curves_{env_id}",
+        f"{env_id}: evaluation return, mean over seeds and 95% CI",
+        ("env steps", "average return"),
+        reference=name,
+    )
+
+
+def _authors_band(env_id: str, max_step: int, settings: Settings) -> Band | None:
+    """The authors' TD3 curve over our runs' range of steps (at least its first two evaluations)."""
+    curves = authors_curves(env_id)
+    if curves is None:
+        return None
+    steps = authors_steps(curves.shape[1])
+    keep = steps <= max(max_step, AUTHORS_EVAL_EVERY)
+    return curve_bands(curves[:, None, keep], steps[keep], settings.reps, settings.seed)[0]
+
+
+def _bias_plots(report: Report, env_id: str, plots_dir: Path) -> list[Path]:
+    bands = {
+        f"{s.cell.row}: {BIAS_COLUMNS[column]}": band
+        for s in _env_stats(report, env_id)
+        for column, band in s.bias.items()
+    }
+    if not bands:
+        return []  # runs logged no overestimation columns
+    return plots.band_plot(
+        bands,
+        plots_dir / f"bias_{env_id}",
+        f"{env_id}: overestimation bias, Q(s, a) minus the discounted return",
+        ("env steps", "estimation bias"),
+    )
+
+
+def _seed_plots(report: Report, env_id: str, plots_dir: Path) -> list[Path]:
+    bands = {study.row: study.ci_width for study in report.studies if study.env_id == env_id}
+    if not bands:
+        return []
+    return plots.band_plot(
+        bands,
+        plots_dir / f"seed_ci_width_{env_id}",
+        f"{env_id}: 95% bootstrap CI width of the mean vs number of seeds (band: 10th-90th percentile over subsets)",
+        ("seeds", "CI width (return)"),
+    )
+
+
+def _aggregate_plots(report: Report, plots_dir: Path) -> list[Path]:
+    if not report.aggregates:
+        return []
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    settings = report.settings
+    estimates = {a.row: (a.iqm, a.mean) for a in report.aggregates}
+    files = [plots.interval_plot(estimates, plots_dir / "aggregates.png")]
+    improvements = {(a.row, a.reference): a.improvement for a in report.aggregates if a.improvement and a.reference}
+    if improvements:
+        files.append(plots.improvement_plot(improvements, plots_dir / "probability_of_improvement.png"))
+    taus, profiles, cis = row_profiles(report.aggregates, settings.reps, settings.seed)
+    files.append(plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png"))
+    return files
+
+
+# ---------------------------------------------------------------------------------------------------- Markdown
+SECTIONS = (
+    (
+        "table2",
+        "Table 2 layout: average return over the last 10 evaluations",
+        "Per seed the mean of its last 10 evaluations, then the mean over seeds [95% bootstrap CI] and the number of "
+        "seeds. *paper*: Table 2 of Fujimoto et al. (2018) for the gym -v1 task of the same name (other dynamics "
+        "than Gymnasium v5), Δ = ours − paper.",
+    ),
+    (
+        "table1",
+        "Table 1: max average return",
+        "The max over evaluations 1..end (step 0 excluded) of the seed-averaged curve ± the std across seeds "
+        "(ddof=0) at that evaluation, @ its env step. *paper*: Table 1 (TD3 with its std; DDPG; AHE as Our DDPG).",
+    ),
+    ("return_at", "Return at {at_step} env steps", "Interpolated between evaluations; n/a when runs stop earlier."),
+    (
+        "auc",
+        "Area under the learning curve",
+        "Per seed the area under its evaluation curve divided by the run's length in steps (the return averaged over "
+        "training), then the mean over seeds: how fast a row learns, comparable between runs of one length.",
+    ),
+)
+
+
+def render_markdown(report: Report, frames: dict[str, pd.DataFrame], files: list[Path]) -> str:
+    """The report as Markdown: the tables, the aggregates, the seed study, what was not averaged, the files.
+
+    Args:
+        report: from ``build_report``.
+        frames: its tables, from ``report_frames``.
+        files: the files written, relative to the output directory.
+    """
+    at_step = report.settings.at_step
+    parts = [_header(report)]
+    for name, title, text in SECTIONS:
+        frame = frames[f"return_at_{at_step}" if name == "return_at" else name]
+        parts.append(f"## {title.format(at_step=at_step)}\n\n{text}\n\n{tables.markdown(frame)}")
+    parts += [_aggregates_section(report, frames), _seed_section(frames), _not_averaged_section(frames)]
+    parts.append("## Files\n\n" + ", ".join(f"`{path}`" for path in files))
+    return "\n\n".join(part for part in parts if part) + "\n"
+
+
+def _header(report: Report) -> str:
+    averaged = sum(len(cell.runs) for cell in report.grid.cells.values())
+    flagged = sum(cell.flagged for cell in report.grid.cells.values())
+    return (
+        f"# td3x report\n\n{len(report.runs)} run dirs under {', '.join(map(str, report.sources))}: {averaged} "
+        f"averaged into {len(report.grid.cells)} cells, {len(report.runs) - averaged} not averaged. "
+        f"{flagged} cells are marked (!): they have runs not averaged or seeds missing (see the last section). "
+        f"CIs are 95% percentile bootstrap CIs over seeds (rliable, {report.settings.reps} resamples, "
+        f"seed {report.settings.seed})."
+    )
+
+
+def _aggregates_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
+    left_out = [env_id for env_id in report.grid.envs if env_id not in report.normalisers]
+    note = (
+        f"Left out, with no paper TD3 score and no TD3 row whose every seed beats the untrained policy: "
+        f"{', '.join(left_out)}."
+        if left_out
+        else ""
+    )
+    if "aggregates" not in frames:
+        return f"## Aggregates across envs\n\nNo env could be normalised. {note}"
+    return (
+        "## Aggregates across envs\n\nEach seed's last-10 mean, normalised per env (1 = reference, 0 = zero below), "
+        "pooled over envs on the seeds every env of the row has: IQM (interquartile mean) and mean with 95% "
+        "stratified bootstrap CIs, and P(row > TD3 row), the probability that a run of the row beats a run of TD3 "
+        "on a random env (rliable; Agarwal et al., 2021). Performance profiles are in "
+        f"`{PLOTS_DIR}/performance_profiles.png`. {note}\n\n{tables.markdown(frames['normalisers'])}\n\n"
+        f"{tables.markdown(frames['aggregates'])}"
+    )
+
+
+def _seed_section(frames: dict[str, pd.DataFrame]) -> str:
+    if "seed_study" not in frames:
+        return f"## Seed study\n\nNo cell has {MIN_SEEDS} or more complete seeds."
+    return (
+        f"## Seed study (cells with {MIN_SEEDS} or more seeds)\n\nThe spread of per-seed last-10 means, the mean "
+        "width of the 95% bootstrap CI of the mean with 3 seeds and with all of them (every size in "
+        f"`{PLOTS_DIR}/seed_ci_width_*.png`), and how often a Welch t-test finds two disjoint groups of seeds of the "
+        "same config different at p < 0.05: every such finding is a false positive (5% is the nominal rate; all "
+        "group sizes in `seed_study_welch.csv`). With 2 or 3 seeds the percentile bootstrap CI is too narrow: it "
+        f"cannot reach beyond the few scores it resamples.\n\n{tables.markdown(frames['seed_study'])}"
+    )
+
+
+def _not_averaged_section(frames: dict[str, pd.DataFrame]) -> str:
+    frame = frames["not_averaged"]
+    if frame.empty:
+        return "## Runs not averaged\n\nNone: every cell averages all its seeds."
+    return (
+        "## Runs not averaged\n\nThese runs are in no number above (unfinished, failed, duplicate seeds), and "
+        f"these seeds have no run dir; their cells are marked (!).\n\n{tables.markdown(frame)}"
+    )

@@ -1,0 +1,158 @@
+"""Finding and loading run dirs: each is a directory holding td3x's ``config.yaml``, whatever its name.
+
+A run is *complete* when its ``summary.json`` says so and its ``eval.csv`` reaches ``run.total_steps``.
+Every other run carries a ``problem`` (unfinished, failed, files missing or unreadable) and the report lists it
+instead of averaging it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeGuard
+
+import numpy as np
+import pandas as pd
+import yaml
+
+CONFIG_FILE, EVAL_FILE, SUMMARY_FILE = "config.yaml", "eval.csv", "summary.json"
+# these hold config.yaml files that are not a run's own: W&B's run files and Hydra's unresolved copy
+SKIPPED_DIRS = frozenset({"wandb", ".hydra"})
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: it holds a DataFrame
+class Run:
+    """One run dir as read from disk.
+
+    Attributes:
+        path: the run dir.
+        config: its resolved ``config.yaml`` (with ``choices``, the Hydra group options).
+        evals: the rows of ``eval.csv`` (empty when the file is missing).
+        summary: ``summary.json``, or None when missing.
+        problem: why the run cannot enter a table cell; None for a complete run.
+    """
+
+    path: Path
+    config: dict[str, Any]
+    evals: pd.DataFrame
+    summary: dict[str, Any] | None
+    problem: str | None
+
+    @property
+    def env_id(self) -> str:
+        return str(self.config["env"]["id"])
+
+    @property
+    def paper_row(self) -> str:
+        return str(self.config["paper_row"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.config["seed"])
+
+    @property
+    def steps(self) -> np.ndarray:
+        return self.evals["step"].to_numpy(dtype=np.int64)
+
+    @property
+    def returns(self) -> np.ndarray:
+        return self.evals["return_mean"].to_numpy(dtype=np.float64)
+
+    def column(self, name: str) -> np.ndarray | None:
+        """An eval.csv column as floats, or None when this run did not log it."""
+        return self.evals[name].to_numpy(dtype=np.float64) if name in self.evals else None
+
+
+def is_run_config(config: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a parsed config.yaml is a td3x run's (it names an env, a seed and a Table 2 row)."""
+    return (
+        isinstance(config, dict)
+        and isinstance(config.get("env"), dict)
+        and "id" in config["env"]
+        and "seed" in config
+        and "paper_row" in config
+    )
+
+
+def find_runs(paths: Iterable[Path | str]) -> list[Run]:
+    """Every run dir at or below ``paths`` (walked recursively), loaded, each once, in path order.
+
+    Args:
+        paths: sweep dirs, run dirs, or any folder above them.
+
+    Raises:
+        FileNotFoundError: a path does not exist.
+    """
+    found: dict[Path, dict[str, Any]] = {}
+    for root in map(Path, paths):
+        if not root.exists():
+            raise FileNotFoundError(f"no such file or directory: {root}")
+        for dirpath, dirnames, filenames in os.walk(root):
+            config = _read_yaml(Path(dirpath) / CONFIG_FILE) if CONFIG_FILE in filenames else None
+            if is_run_config(config):
+                found[Path(dirpath).resolve()] = config
+                dirnames.clear()  # a run dir holds no other runs
+            else:
+                dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
+    return [load_run(path, config) for path, config in sorted(found.items())]
+
+
+def load_run(path: Path, config: dict[str, Any]) -> Run:
+    """Read a run dir's eval.csv and summary.json and decide whether it is complete.
+
+    Args:
+        path: the run dir.
+        config: its parsed config.yaml.
+    """
+    try:
+        evals = _read_evals(path / EVAL_FILE)
+        summary = _read_json(path / SUMMARY_FILE)
+    except (ValueError, OSError) as error:  # a half-written or corrupt file: report it, never crash the report
+        return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, f"unreadable files: {error}")
+    return Run(path, config, evals, summary, run_problem(config, evals, summary))
+
+
+def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, Any] | None) -> str | None:
+    """Why a run cannot be averaged into a table cell, or None when it is complete.
+
+    Args:
+        config: the run's config.yaml.
+        evals: its eval.csv rows.
+        summary: its summary.json (None when missing).
+    """
+    total = int(config["run"]["total_steps"])
+    last_step = int(evals["step"].iloc[-1]) if len(evals) else None
+    status = None if summary is None else summary.get("status")
+    if status == "failed":
+        return f"failed: {summary.get('failure') if summary else None}"
+    if status != "complete":
+        return f"unfinished (status {status}): evaluated up to step {last_step} of {total}"
+    if last_step != total:
+        return f"eval.csv ends at step {last_step}, not at run.total_steps={total}"
+    return None
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, OSError):
+        return None  # not a readable config.yaml, so not a run dir
+
+
+def _read_evals(path: Path) -> pd.DataFrame:
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame({"step": [], "return_mean": []})
+    evals = pd.read_csv(path)
+    if not {"step", "return_mean"} <= set(evals.columns):
+        raise ValueError(f"{path.name} lacks the step and return_mean columns")
+    return evals
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data

@@ -1,0 +1,272 @@
+"""The report's tables as pandas DataFrames, and their Markdown, CSV and LaTeX renderings.
+
+Display tables (rows × envs) hold text: a cell reads ``mean [95% CI] n=seeds`` with the paper's number and our
+difference beside it; ``(!)`` marks a cell that rests on fewer runs than were meant to be there (the report's
+"Runs not averaged" section says which and why). Tidy CSVs hold the numbers, one line per cell or run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from td3x.analysis.aggregates import Normaliser, RowAggregate
+from td3x.analysis.cell_stats import CellStats
+from td3x.analysis.cells import Grid
+from td3x.analysis.metrics import Estimate
+from td3x.analysis.paper import paper_env, table1_score, table2_score
+from td3x.analysis.seeds import SeedStudy
+
+FLAG = " (!)"
+EMPTY = "—"
+# pdflatex knows no Greek or ± in text mode: math-mode forms of the symbols the cells use
+LATEX_SYMBOLS = {"Δ": r"$\Delta$", "±": r"$\pm$", "—": "---"}
+Stats = dict[tuple[str, str], CellStats]
+
+
+# ---------------------------------------------------------------------------------------------------- cell text
+def number(value: float, digits: int = 2) -> str:
+    """A number for a table with ``digits`` decimals, or ``n/a`` when it is NaN."""
+    return f"{value:.{digits}f}" if np.isfinite(value) else "n/a"
+
+
+def difference(value: float) -> str:
+    """A signed difference at the tables' 2 decimals (a difference that rounds to zero reads +0.00, not -0.00)."""
+    text = f"{value:+.2f}"
+    return "+0.00" if text == "-0.00" else text
+
+
+def estimate_text(estimate: Estimate, digits: int = 2, with_n: bool = True) -> str:
+    """``mean [low, high] n=seeds``; the CI is left out when there is none (fewer than 2 seeds).
+
+    Args:
+        estimate: the estimate.
+        digits: decimals.
+        with_n: whether to add the sample size.
+    """
+    ci = f" [{number(estimate.low, digits)}, {number(estimate.high, digits)}]" if np.isfinite(estimate.low) else ""
+    return f"{number(estimate.value, digits)}{ci}" + (f" n={estimate.n}" if with_n else "")
+
+
+def table2_text(stats: CellStats) -> str:
+    """Table 2's cell: the last-10 mean with CI, then the paper's number and our difference where it has one."""
+    paper = table2_score(stats.cell.paper_row, stats.cell.env_id)
+    beside = "" if paper is None else f"; paper {number(paper)} (Δ {difference(stats.last10.value - paper)})"
+    return estimate_text(stats.last10) + beside
+
+
+def table1_text(stats: CellStats) -> str:
+    """Table 1's cell: max of the mean curve ± std at that step, then the paper's number where it has one."""
+    if stats.peak is None:
+        return EMPTY
+    ours = f"{number(stats.peak.value)} ± {number(stats.peak.std)} @{stats.peak.step} n={len(stats.curves)}"
+    paper = table1_score(stats.cell.paper_row, stats.cell.env_id)
+    if paper is None:
+        return ours
+    std = "" if paper[1] is None else f" ± {number(paper[1])}"
+    return f"{ours}; paper {number(paper[0])}{std} (Δ {difference(stats.peak.value - paper[0])})"
+
+
+# ---------------------------------------------------------------------------------------------------- display tables
+def grid_frame(grid: Grid, stats: Stats, text: Callable[[CellStats], str]) -> pd.DataFrame:
+    """A rows × envs table of cell texts; ``(!)`` on flagged cells, ``—`` where a cell has no complete run.
+
+    Args:
+        grid: the report's cells.
+        stats: per (row, env), the cell's numbers.
+        text: renders one cell.
+    """
+    data = {env_id: [_cell_text(grid, stats, row, env_id, text) for row in grid.rows] for env_id in grid.envs}
+    return pd.DataFrame(data, index=pd.Index(grid.rows, name="row"))
+
+
+def _cell_text(grid: Grid, stats: Stats, row: str, env_id: str, text: Callable[[CellStats], str]) -> str:
+    cell = grid.cell(row, env_id)
+    if cell is None:
+        return EMPTY
+    body = text(stats[(row, env_id)]) if (row, env_id) in stats else EMPTY
+    return body + (FLAG if cell.flagged else "")
+
+
+def aggregates_frame(aggregates: list[RowAggregate]) -> pd.DataFrame:
+    """One line per row: its envs and seeds, IQM and mean of normalised scores, P(row > TD3 row)."""
+    return pd.DataFrame(
+        {
+            "envs": [", ".join(a.envs) for a in aggregates],
+            "seeds": [len(a.seeds) for a in aggregates],
+            "IQM [95% CI]": [estimate_text(a.iqm, 3) for a in aggregates],
+            "mean [95% CI]": [estimate_text(a.mean, 3) for a in aggregates],
+            "P(row > TD3 row) [95% CI]": [_improvement_text(a) for a in aggregates],
+        },
+        index=pd.Index([a.row for a in aggregates], name="row"),
+    )
+
+
+def _improvement_text(aggregate: RowAggregate) -> str:
+    if aggregate.improvement is None:
+        return EMPTY
+    return f"{estimate_text(aggregate.improvement, 3, with_n=False)} vs {aggregate.reference}"
+
+
+def normalisers_frame(normalisers: dict[str, Normaliser]) -> pd.DataFrame:
+    """Each env's normaliser: score 1 = reference, 0 = zero."""
+    return pd.DataFrame(
+        {
+            "zero": [number(n.zero) for n in normalisers.values()],
+            "reference": [number(n.reference) for n in normalisers.values()],
+            "source": [n.source for n in normalisers.values()],
+        },
+        index=pd.Index(list(normalisers), name="env"),
+    )
+
+
+def seed_study_frame(studies: list[SeedStudy]) -> pd.DataFrame:
+    """One line per studied cell: the spread of per-seed scores, the CI width with all seeds and with 3, and the
+    Welch false-positive rate for the largest pair of disjoint groups."""
+    return pd.DataFrame(
+        {
+            "env": [s.env_id for s in studies],
+            "seeds": [len(s.seeds) for s in studies],
+            "min / median / max": [" / ".join(number(s.spread[k]) for k in ("min", "median", "max")) for s in studies],
+            "std": [number(s.spread["std"]) for s in studies],
+            "CI width, 3 seeds": [number(float(s.ci_width.mean[1])) for s in studies],
+            "CI width, all seeds": [number(float(s.ci_width.mean[-1])) for s in studies],
+            "Welch p<0.05, same config": [_welch_text(s) for s in studies],
+        },
+        index=pd.Index([s.row for s in studies], name="row"),
+    )
+
+
+def _welch_text(study: SeedStudy) -> str:
+    largest = study.welch[-1]
+    return f"{100 * largest.significant:.1f}% of {largest.splits} splits {largest.group_size} vs {largest.group_size}"
+
+
+def left_out_frame(grid: Grid) -> pd.DataFrame:
+    """One line per flagged cell and reason: which runs were not averaged, which seeds have no run."""
+    lines = [(cell.row, cell.env_id, note) for cell in grid.cells.values() for note in cell.notes()]
+    return pd.DataFrame(lines, columns=["row", "env", "not averaged"]).set_index("row")
+
+
+# ---------------------------------------------------------------------------------------------------- tidy CSVs
+def cells_csv_frame(grid: Grid, stats: Stats, at_step: int) -> pd.DataFrame:
+    """Every cell's numbers, one line per (row, env) in the order of ``stats``, with the paper's numbers and the
+    cell's flags.
+
+    Args:
+        grid: the report's cells.
+        stats: per (row, env), the cell's numbers.
+        at_step: the env step of the "return at" columns (it names them).
+    """
+    return pd.DataFrame([_cell_record(grid, stats, key, at_step) for key in stats])
+
+
+def _cell_record(grid: Grid, stats: Stats, key: tuple[str, str], at_step: int) -> dict[str, object]:
+    s, cell = stats[key], grid.cells[key]
+    table1 = table1_score(cell.paper_row, cell.env_id) or (np.nan, None)
+    paper2 = table2_score(cell.paper_row, cell.env_id)
+    return {
+        "row": cell.row,
+        "paper_row": cell.paper_row,
+        "env": cell.env_id,
+        "paper_env": paper_env(cell.env_id),
+        "seeds": " ".join(map(str, cell.seeds)),
+        **_estimate_columns("last10", s.last10),
+        "paper_table2": paper2,
+        "max_mean": s.peak.value if s.peak else np.nan,
+        "max_std": s.peak.std if s.peak else np.nan,
+        "max_step": s.peak.step if s.peak else None,
+        "paper_table1": table1[0],
+        "paper_table1_std": table1[1],
+        **_estimate_columns(f"return_at_{at_step}", s.at_step),
+        **_estimate_columns("auc", s.auc),
+        "flagged": cell.flagged,
+        "not_averaged": "; ".join(cell.notes()),
+    }
+
+
+def _estimate_columns(name: str, estimate: Estimate) -> dict[str, float | int]:
+    return {
+        name: estimate.value,
+        f"{name}_ci_low": estimate.low,
+        f"{name}_ci_high": estimate.high,
+        f"{name}_n": estimate.n,
+    }
+
+
+def runs_csv_frame(grid: Grid) -> pd.DataFrame:
+    """Every run found, by path: its row, env, seed, status, and why it was not averaged (empty when it was)."""
+    rows_runs = sorted(
+        ((cell.row, run) for cell in grid.cells.values() for run in (*cell.runs, *cell.left_out)),
+        key=lambda row_run: str(row_run[1].path),
+    )
+    runs = [run for _, run in rows_runs]
+    return pd.DataFrame(
+        {
+            "path": [str(run.path) for run in runs],
+            "row": [row for row, _ in rows_runs],
+            "env": [run.env_id for run in runs],
+            "seed": [run.seed for run in runs],
+            "status": [(run.summary or {}).get("status") for run in runs],
+            "evaluations": [len(run.evals) for run in runs],
+            "last_step": [int(run.steps[-1]) if len(run.evals) else None for run in runs],
+            "last10_return": [float(run.returns[-10:].mean()) if len(run.evals) else None for run in runs],
+            "problem": [run.problem or "" for run in runs],
+        }
+    )
+
+
+def welch_csv_frame(studies: list[SeedStudy]) -> pd.DataFrame:
+    """The seed study in full: per cell, its spread, and per group size the Welch false-positive rate."""
+    return pd.DataFrame(
+        [
+            {"row": s.row, "env": s.env_id, "seeds": len(s.seeds), **s.spread, **vars(rate)}
+            for s in studies
+            for rate in s.welch
+        ]
+    )
+
+
+# ---------------------------------------------------------------------------------------------------- renderings
+def markdown(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table of a frame's index and columns."""
+    header = [str(frame.index.name or ""), *map(str, frame.columns)]
+    lines = [_md_line(header), _md_line(["---"] * len(header))]
+    rows = zip(frame.index, frame.to_numpy(), strict=True)
+    lines += [_md_line([str(label), *map(str, values)]) for label, values in rows]
+    return "\n".join(lines)
+
+
+def _md_line(cells: list[str]) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def write_latex(frame: pd.DataFrame, path: Path, caption: str) -> Path:
+    """A booktabs LaTeX table (text escaped for LaTeX) of a display frame.
+
+    Args:
+        frame: a display table.
+        path: the .tex file to write.
+        caption: the table's caption.
+    """
+    # the row labels as a first column, so the header is one line
+    styler = frame.reset_index().style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
+    latex = styler.to_latex(hrules=True, caption=caption, position_float="centering")
+    for symbol, command in LATEX_SYMBOLS.items():
+        latex = latex.replace(symbol, command)
+    path.write_text(latex)
+    return path
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    """A CSV of a frame (its index as the first column when it is named).
+
+    Args:
+        frame: a table.
+        path: the .csv file to write.
+    """
+    frame.to_csv(path, index=frame.index.name is not None)
+    return path

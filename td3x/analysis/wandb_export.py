@@ -1,0 +1,66 @@
+"""Logging a report to Weights & Biases: its tables (wandb.Table) and plots (wandb.Image) in one run of job type
+``report``. The report's files are the source of truth; any W&B failure only warns."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from td3x.analysis.runs import Run
+
+log = logging.getLogger(__name__)
+
+
+def shared_value(runs: list[Run], key: str, default: Any) -> Any:
+    """The runs' ``logging.<key>`` when they all agree, else ``default``.
+
+    Args:
+        runs: the report's runs.
+        key: a key of their ``logging`` config, e.g. ``project``.
+        default: the value when they disagree or have none.
+    """
+    values = {str(run.config.get("logging", {}).get(key)) for run in runs}
+    return values.pop() if len(values) == 1 and "None" not in values else default
+
+
+def log_report(runs: list[Run], frames: dict[str, pd.DataFrame], images: list[Path], out: Path) -> str | None:
+    """Log the tables and images to a new W&B run in ``out/wandb``; returns its directory, or None on failure.
+
+    The mode comes from ``WANDB_MODE`` (offline when unset); project and group are the runs' own when they agree.
+
+    Args:
+        runs: the runs the report was made from.
+        frames: the report's tables by name.
+        images: the PNG plots.
+        out: the report's output directory.
+    """
+    try:
+        import wandb
+
+        run = wandb.init(
+            project=shared_value(runs, "project", "td3x"),
+            group=shared_value(runs, "group", None),
+            job_type="report",
+            name=f"report-{out.resolve().name}",
+            dir=str(out),
+            mode=os.environ.get("WANDB_MODE", "offline"),  # type: ignore[arg-type]  # wandb checks the value
+            config={"runs": len(runs)},
+            reinit="finish_previous",
+            settings=wandb.Settings(quiet=True),
+        )
+        run.log(
+            {
+                **{f"tables/{name}": wandb.Table(dataframe=frame.reset_index()) for name, frame in frames.items()},
+                **{f"plots/{path.stem}": wandb.Image(str(path)) for path in images},
+            }
+        )
+        run_dir = str(run.dir) if run.dir else None
+        run.finish()
+        return run_dir
+    except Exception as error:  # W&B is a mirror of the report's files: its failure must not fail the report
+        log.warning("wandb logging failed (%s: %s); the report's files are complete", type(error).__name__, error)
+        return None

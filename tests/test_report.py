@@ -1,0 +1,335 @@
+"""The report (td3x.analysis): the paper's metrics on the authors' curves, the tables from hand-written run dirs
+checked against hand computations, unfinished/failed/missing/duplicate runs flagged and never averaged, the
+files written, and (slow) the whole path from real training runs to ``td3x-report``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy import stats
+from wandb_records import find_run_files, read_run
+
+from td3x.analysis import Report, Settings, build_report, write_report
+from td3x.analysis.cli import main
+from td3x.analysis.metrics import last10_scores, max_average_return, seeded_bootstrap
+from td3x.analysis.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
+from td3x.analysis.report import Written
+from td3x.config import TrainConfig
+
+REPS = 50  # bootstrap replications: enough to exercise the code, fast
+EVAL_EVERY = 100
+N_EVALS = 12  # more than 10, so the last-10 mean differs from the mean of the whole curve
+TABLE1_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5"]
+TABLE1_ENVS += ["InvertedDoublePendulum-v5"]
+TABLE2_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5"]
+
+
+# ---------------------------------------------------------------------------------------------------- the paper
+@pytest.mark.parametrize("env_id", TABLE1_ENVS)
+def test_table1_metric_reproduces_the_papers_td3_column(env_id: str) -> None:
+    curves = authors_curves(env_id)
+    assert curves is not None and curves.shape == (10, 201)
+    peak = max_average_return(curves, authors_steps(curves.shape[1]))
+    paper = table1_score("TD3", env_id)
+    assert paper is not None and paper[1] is not None
+    assert peak.value == pytest.approx(paper[0], abs=0.005)
+    assert peak.std == pytest.approx(paper[1], abs=0.005)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="the authors' Reacher files give -3.70 ± 0.51; the paper's Table 1 says -3.60 ± 0.56"
+)
+def test_table1_metric_on_reacher() -> None:
+    curves = authors_curves("Reacher-v5")
+    assert curves is not None
+    peak = max_average_return(curves, authors_steps(curves.shape[1]))
+    assert (peak.value, peak.std) == (pytest.approx(-3.60, abs=0.005), pytest.approx(0.56, abs=0.005))
+
+
+@pytest.mark.parametrize("env_id", TABLE2_ENVS)
+def test_table2_metric_reproduces_the_papers_td3_row(env_id: str) -> None:
+    curves = authors_curves(env_id)
+    assert curves is not None
+    assert last10_scores(curves).mean() == pytest.approx(table2_score("TD3", env_id), abs=0.005)  # mean over seeds
+
+
+def test_gymnasium_ids_map_to_the_papers_columns_by_name() -> None:
+    assert table2_score("TD3 - CDQ", "Walker2d-v5") == 2579.39
+    assert table2_score("TD3", "Pendulum-v1") is None and table2_score("TD3", "Reacher-v5") is None
+    assert table1_score("AHE", "Hopper-v5") == (1860.02, None)  # AHE is Table 1's "Our DDPG"
+    assert set(paper_tables()["table2"]["rows"]) >= {"TD3", "TD3 - DP", "TD3 - TPS", "TD3 - CDQ"}
+
+
+# ---------------------------------------------------------------------------------------------------- run dirs
+def curve(base: float, seed: int, n: int = N_EVALS) -> np.ndarray:
+    """A learning curve that peaks inside the run (k = 6), offset by seed."""
+    k = np.arange(n)
+    return base + 10.0 * seed + 50.0 * k - 4.0 * k**2
+
+
+def write_run(
+    path: Path,
+    env_id: str,
+    paper_row: str,
+    seed: int,
+    returns: np.ndarray,
+    status: str = "complete",
+    total_steps: int | None = None,
+    eval_every: int = EVAL_EVERY,
+    extra: dict[str, np.ndarray] | None = None,
+    agent: dict[str, Any] | None = None,
+) -> Path:
+    """A run dir as td3x.train writes it: config.yaml, eval.csv, summary.json."""
+    path.mkdir(parents=True)
+    steps = eval_every * np.arange(len(returns))
+    config = {
+        "env": {"id": env_id, "kwargs": {}, "random_steps": 1000 if env_id != "Pendulum-v1" else 500},
+        "agent": {"tau": 0.005, "hidden_sizes": [16, 16], **(agent or {})},
+        "run": {"total_steps": int(steps[-1]) if total_steps is None else total_steps, "eval_every": eval_every},
+        "logging": {"wandb_mode": "disabled", "project": "td3x", "group": str(path.parent)},
+        "seed": seed,
+        "paper_row": paper_row,
+        "choices": {"env": env_id.lower(), "ablation": paper_row},
+    }
+    (path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    pd.DataFrame({"step": steps, "return_mean": returns, "return_std": 0.0, **(extra or {})}).to_csv(
+        path / "eval.csv", index=False
+    )
+    summary = {
+        "status": status,
+        "failure": "TrainingError: non-finite critic_loss" if status == "failed" else None,
+        "steps": int(steps[-1]),
+        "final_return": float(returns[-1]),
+        "last10_return": float(np.mean(returns[-10:])),
+        "wall_time_s": 1.0,
+    }
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Hopper: TD3 seeds 0-2 (with bias columns), TD3 - CDQ seeds 0-1 and an unfinished seed 2.
+    Pendulum: TD3 seeds 0-7 plus a duplicate of seed 0, TD3 - CDQ seeds 0-1 and a failed seed 2 (3-7 missing).
+    """
+    root = tmp_path_factory.mktemp("report") / "sweep"
+    for seed in range(3):
+        bias = {"bias_q1": np.linspace(5, 50, N_EVALS) + seed, "bias_min_q": np.linspace(-5, 5, N_EVALS)}
+        write_run(root / f"hopper/none/seed={seed}", "Hopper-v5", "TD3", seed, curve(1000, seed), extra=bias)
+    for seed in range(2):
+        write_run(root / f"hopper/no_twin/seed={seed}", "Hopper-v5", "TD3 - CDQ", seed, curve(800, seed))
+    write_run(root / "hopper/no_twin/seed=2", "Hopper-v5", "TD3 - CDQ", 2, curve(800, 2, n=6), "running", 1100)
+    for seed in range(8):
+        write_run(root / f"pendulum/none/seed={seed}", "Pendulum-v1", "TD3", seed, curve(-1000, seed))
+    write_run(root / "rerun/pendulum/none/seed=0", "Pendulum-v1", "TD3", 0, curve(-1000, 0))
+    for seed in range(2):
+        write_run(root / f"pendulum/no_twin/seed={seed}", "Pendulum-v1", "TD3 - CDQ", seed, curve(-1200, seed))
+    write_run(root / "pendulum/no_twin/seed=2", "Pendulum-v1", "TD3 - CDQ", 2, curve(-1200, 2, n=5), "failed", 1100)
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(sweep: Path) -> Report:
+    return build_report([sweep], Settings(reps=REPS))
+
+
+@pytest.fixture(scope="module")
+def written(report: Report, sweep: Path) -> Written:
+    return write_report(report, sweep.parent / "out")
+
+
+def last10(returns: np.ndarray) -> float:
+    return float(np.mean(returns[-10:]))
+
+
+def test_table2_cells_equal_a_hand_computation_and_leave_out_unfinished_runs(report: Report, written: Written) -> None:
+    hopper_cdq = report.stats[("TD3 - CDQ", "Hopper-v5")]
+    assert hopper_cdq.last10.value == pytest.approx(np.mean([last10(curve(800, s)) for s in (0, 1)]))
+    assert hopper_cdq.last10.n == 2 and hopper_cdq.cell.seeds == [0, 1]
+    assert hopper_cdq.cell.flagged and "unfinished" in str(hopper_cdq.cell.left_out[0].problem)
+    hopper_td3 = report.stats[("TD3", "Hopper-v5")]
+    assert hopper_td3.last10.value == pytest.approx(np.mean([last10(curve(1000, s)) for s in range(3)]))
+    assert hopper_td3.last10.low <= hopper_td3.last10.value <= hopper_td3.last10.high
+    assert not hopper_td3.cell.flagged
+    table2 = written.frames["table2"]
+    paper = 3304.75
+    assert table2.loc["TD3", "Hopper-v5"].startswith(f"{hopper_td3.last10.value:.2f} [")
+    assert f"; paper 3304.75 (Δ {hopper_td3.last10.value - paper:+.2f})" in table2.loc["TD3", "Hopper-v5"]
+    assert table2.loc["TD3 - CDQ", "Hopper-v5"].endswith("(!)")
+
+
+def test_failed_duplicate_and_missing_seeds_are_flagged_not_averaged(
+    report: Report, written: Written, sweep: Path
+) -> None:
+    pendulum_cdq = report.grid.cells[("TD3 - CDQ", "Pendulum-v1")]
+    assert pendulum_cdq.seeds == [0, 1] and pendulum_cdq.missing_seeds == (3, 4, 5, 6, 7)
+    assert [run.problem for run in pendulum_cdq.left_out] == ["failed: TrainingError: non-finite critic_loss"]
+    pendulum_td3 = report.grid.cells[("TD3", "Pendulum-v1")]
+    assert pendulum_td3.seeds == list(range(8)) and "duplicate" in str(pendulum_td3.left_out[0].problem)
+    expected = np.mean([last10(curve(-1000, s)) for s in range(8)])  # the duplicate of seed 0 counts once
+    assert report.stats[("TD3", "Pendulum-v1")].last10.value == pytest.approx(expected)
+    not_averaged = written.frames["not_averaged"]
+    assert len(not_averaged) == 4  # unfinished, failed, duplicate, missing seeds
+    runs_csv = pd.read_csv(sweep.parent / "out" / "runs.csv")
+    assert len(runs_csv) == 18 and runs_csv["problem"].notna().sum() == 3
+
+
+def test_table1_return_at_step_and_auc_equal_hand_computations(sweep: Path, report: Report) -> None:
+    numbers = build_report([sweep], Settings(reps=REPS, at_step=250)).stats[("TD3", "Hopper-v5")]
+    curves = np.stack([curve(1000, s) for s in range(3)])
+    best = 1 + int(np.argmax(curves.mean(axis=0)[1:]))
+    assert numbers.peak is not None and numbers.peak.step == best * EVAL_EVERY == 600
+    assert numbers.peak.value == pytest.approx(curves[:, best].mean())
+    assert numbers.peak.std == pytest.approx(np.std(curves[:, best]))  # population std, ddof=0
+    assert numbers.at_step.value == pytest.approx(np.mean((curves[:, 2] + curves[:, 3]) / 2))  # step 250
+    steps = EVAL_EVERY * np.arange(N_EVALS)
+    auc = [np.sum((c[1:] + c[:-1]) / 2 * np.diff(steps)) / steps[-1] for c in curves]
+    assert numbers.auc.value == pytest.approx(np.mean(auc))
+    too_short = report.stats[("TD3", "Hopper-v5")].at_step  # 100k steps: the runs stop at 1100
+    assert too_short.n == 3 and np.isnan(too_short.value)
+
+
+def test_aggregates_normalise_by_the_paper_or_our_td3_row(report: Report) -> None:
+    hopper, pendulum = report.normalisers["Hopper-v5"], report.normalisers["Pendulum-v1"]
+    assert (hopper.zero, hopper.reference) == (0.0, 3304.75)
+    step0 = [curve(-1000, s)[0] for s in range(8)] + [curve(-1200, s)[0] for s in range(2)]
+    assert pendulum.zero == pytest.approx(np.mean(step0))
+    assert pendulum.reference == pytest.approx(np.mean([last10(curve(-1000, s)) for s in range(8)]))
+    by_row = {aggregate.row: aggregate for aggregate in report.aggregates}
+    td3 = np.array([[hopper(last10(curve(1000, s))), pendulum(last10(curve(-1000, s)))] for s in range(3)])
+    assert by_row["TD3"].seeds == [0, 1, 2] and np.allclose(by_row["TD3"].scores, td3)
+    assert by_row["TD3"].iqm.value == pytest.approx(stats.trim_mean(td3, 0.25, axis=None))
+    cdq = np.array([[hopper(last10(curve(800, s))), pendulum(last10(curve(-1200, s)))] for s in range(2)])
+    wins = [np.mean(cdq[:, None, env] > td3[None, :, env]) for env in range(2)]  # no ties in these numbers
+    improvement = by_row["TD3 - CDQ"].improvement
+    assert improvement is not None and improvement.value == pytest.approx(np.mean(wins))
+    assert by_row["TD3 - CDQ"].reference == "TD3" and by_row["TD3"].improvement is None
+
+
+def test_seed_study_for_cells_with_many_seeds(report: Report) -> None:
+    [study] = report.studies  # only Pendulum TD3 has 6 or more seeds
+    scores = np.array([last10(curve(-1000, s)) for s in range(8)])
+    assert (study.row, study.env_id) == ("TD3", "Pendulum-v1")
+    assert study.spread["median"] == pytest.approx(np.median(scores))
+    assert study.spread["std"] == pytest.approx(np.std(scores, ddof=1))
+    assert list(study.ci_width.x) == list(range(2, 9)) and np.all(study.ci_width.mean > 0)
+    assert [rate.group_size for rate in study.welch] == [3, 4]
+    assert all(0.0 <= rate.significant <= 1.0 for rate in study.welch)
+
+
+def test_files_written(sweep: Path, written: Written) -> None:
+    out = sweep.parent / "out"
+    for name in ("table2", "table1", "cells", "runs", "aggregates", "seed_study", "seed_study_welch"):
+        assert (out / f"{name}.csv").stat().st_size > 0
+    for name in ("table2", "table1", "aggregates"):
+        assert "\\begin{tabular}" in (out / f"{name}.tex").read_text()
+    assert "TD3 - CDQ & " in (out / "table2.tex").read_text()
+    plots = out / "plots"
+    for stem in ("curves_Hopper-v5", "curves_Pendulum-v1", "bias_Hopper-v5", "seed_ci_width_Pendulum-v1"):
+        assert (plots / f"{stem}.png").read_bytes().startswith(b"\x89PNG")
+        assert "plotly" in (plots / f"{stem}.html").read_text()
+    assert not (plots / "bias_Pendulum-v1.png").exists()  # no run there logged bias columns
+    assert "authors' TD3" in (plots / "curves_Hopper-v5.html").read_text()
+    for name in ("aggregates", "probability_of_improvement", "performance_profiles"):
+        assert (plots / f"{name}.png").exists()
+    assert (out / "report.md").read_text() == written.markdown
+
+
+def test_report_is_deterministic_and_leaves_numpys_global_rng_alone(sweep: Path) -> None:
+    np.random.seed(123)
+    state = np.random.get_state()
+    first, second = (build_report([sweep], Settings(reps=REPS)) for _ in range(2))
+    assert np.random.get_state()[1].tolist() == state[1].tolist()  # type: ignore[index]
+    for key, numbers in first.stats.items():
+        assert (numbers.last10.low, numbers.last10.high) == (
+            second.stats[key].last10.low,
+            second.stats[key].last10.high,
+        )
+    assert [a.iqm for a in first.aggregates] == [a.iqm for a in second.aggregates]
+    with seeded_bootstrap(0) as random_state:
+        assert random_state.randint(1000) == np.random.RandomState(0).randint(1000)
+
+
+def test_runs_are_found_by_config_yaml_not_by_name(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "any" / "name", "Hopper-v5", "TD3", 0, curve(1000, 0))
+    hydra_copy = tmp_path / "refused" / ".hydra"
+    hydra_copy.mkdir(parents=True)
+    (hydra_copy / "config.yaml").write_text((run / "config.yaml").read_text())  # Hydra's copy, not a run
+    (run / "wandb" / "offline-run-x" / "files").mkdir(parents=True)
+    (run / "wandb" / "offline-run-x" / "files" / "config.yaml").write_text("wandb_version: 1\n")
+    report = build_report([tmp_path, run], Settings(reps=REPS))  # a run given twice counts once
+    assert [r.path for r in report.runs] == [run.resolve()]
+
+
+def test_configs_differing_within_an_env_become_separate_rows(tmp_path: Path) -> None:
+    for tau in (0.005, 0.01):
+        for env_id in ("Hopper-v5", "Pendulum-v1"):  # env.random_steps differs between envs: not a new row
+            write_run(tmp_path / f"{env_id}/{tau}", env_id, "TD3", 0, curve(100, 0), agent={"tau": tau})
+    report = build_report([tmp_path], Settings(reps=REPS))
+    assert report.grid.rows == ["TD3 [agent.tau=0.005]", "TD3 [agent.tau=0.01]"]
+    assert all(len(cell.runs) == 1 for cell in report.grid.cells.values())
+
+
+def test_run_dirs_of_the_authors_curves_give_the_papers_numbers(tmp_path: Path) -> None:
+    curves = authors_curves("Hopper-v5")
+    assert curves is not None
+    for seed, returns in enumerate(curves):
+        write_run(tmp_path / f"s{seed}", "Hopper-v5", "TD3", seed, returns, eval_every=5000)
+    frames = write_report(build_report([tmp_path], Settings(reps=REPS)), tmp_path / "out").frames
+    assert frames["table2"].loc["TD3", "Hopper-v5"].endswith("n=10; paper 3304.75 (Δ +0.00)")
+    assert frames["table1"].loc["TD3", "Hopper-v5"] == (
+        "3564.07 ± 114.74 @970000 n=10; paper 3564.07 ± 114.74 (Δ +0.00)"
+    )
+
+
+def test_cli_prints_markdown_and_refuses_paths_without_runs(
+    sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(sweep), "--out", str(tmp_path / "out"), "--reps", str(REPS)]) == 0
+    printed = capsys.readouterr().out
+    assert "## Table 2 layout" in printed and "| TD3 - CDQ |" in printed and "## Runs not averaged" in printed
+    (tmp_path / "empty").mkdir()
+    assert main([str(tmp_path / "empty"), "--out", str(tmp_path / "o2")]) == 2
+    assert main([str(tmp_path / "missing"), "--out", str(tmp_path / "o3")]) == 2
+    assert "report error" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------- end to end
+@pytest.mark.slow
+def test_report_on_a_real_sweep(
+    make_config: Callable[..., TrainConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from td3x.train import run
+
+    tiny = ("run.total_steps=600", "run.eval_every=200", "run.eval_episodes=2", "env.random_steps=300")
+    tiny += ("agent.hidden_sizes=[16,16]", "agent.batch_size=32")
+    for ablation in ("none", "no_twin"):
+        for seed in (0, 1):
+            config = make_config(*tiny, f"seed={seed}", f"ablation={ablation}")
+            run(config, tmp_path / "sweep" / ablation / f"seed={seed}", {"env": "pendulum", "ablation": ablation})
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    out = tmp_path / "report"
+    assert main([str(tmp_path / "sweep"), "--out", str(out), "--reps", str(REPS), "--wandb"]) == 0
+    cells = pd.read_csv(out / "cells.csv")
+    assert list(cells["row"]) == ["TD3", "TD3 - CDQ"] and list(cells["last10_n"]) == [2, 2]
+    for row, ablation in (("TD3", "none"), ("TD3 - CDQ", "no_twin")):
+        expected = np.mean(
+            [
+                last10(pd.read_csv(path)["return_mean"].to_numpy())
+                for path in (tmp_path / "sweep" / ablation).glob("*/eval.csv")
+            ]
+        )
+        assert cells.set_index("row").loc[row, "last10"] == pytest.approx(expected)
+    assert (out / "plots" / "curves_Pendulum-v1.png").exists()
+    [wandb_file] = find_run_files(out)
+    logged = read_run(wandb_file)
+    assert logged.job_type == "report"
+    assert logged.history[0]["tables/table2/_type"] == "table-file"
+    assert logged.history[0]["plots/curves_Pendulum-v1/_type"] == "image-file"
