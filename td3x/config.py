@@ -16,6 +16,7 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 
 class ConfigError(ValueError):
@@ -287,6 +288,16 @@ def to_typed(cfg: Any) -> TrainConfig:
     typed = OmegaConf.to_object(cfg)
     assert isinstance(typed, TrainConfig), f"expected a TrainConfig, got {type(typed).__name__}"
     return typed
+
+
+def from_saved(saved: dict[str, Any]) -> TrainConfig:
+    """The checked ``TrainConfig`` of a stored config (a run's ``config.yaml`` or a checkpoint's): keys this td3x
+    lacks are refused, missing ones take their defaults. Raises ConfigError."""
+    stored = {key: value for key, value in saved.items() if key != "choices"}
+    try:
+        return to_typed(OmegaConf.merge(OmegaConf.structured(TrainConfig), stored))
+    except OmegaConfBaseException as error:
+        raise ConfigError([f"the stored config does not fit this td3x: {' '.join(str(error).split())}"]) from error
 
 
 def to_container(config: TrainConfig) -> dict[str, Any]:

@@ -20,11 +20,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import torch
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
 from td3x import __version__, checkpoint
-from td3x.config import ConfigError, TrainConfig
+from td3x.config import ConfigError, TrainConfig, from_saved
 from td3x.envs import env_spec, make_env
 from td3x.export import (
     ONNX_FILE,
@@ -82,17 +80,11 @@ def find_checkpoint(target: Path) -> Path:
 
 
 def config_from_dict(saved: dict[str, Any]) -> TrainConfig:
-    """The typed, checked ``TrainConfig`` from a stored config (keys this td3x lacks are refused, missing ones
-    take their defaults)."""
-    stored = {key: value for key, value in saved.items() if key != "choices"}
+    """The typed, checked ``TrainConfig`` from a stored config, or a RunError saying why not."""
     try:
-        config = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(TrainConfig), stored))
-    except OmegaConfBaseException as error:
-        raise RunError(f"the stored config does not fit this td3x {__version__}: {error}") from error
+        return from_saved(saved)
     except ConfigError as error:
         raise RunError(f"the stored config is refused: {'; '.join(error.problems)}") from error
-    assert isinstance(config, TrainConfig)
-    return config
 
 
 def load_run(target: Path) -> TrainedRun:

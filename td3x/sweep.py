@@ -9,13 +9,17 @@ experiment's ``hydra.sweeper.params`` first, then the command line) and creates 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from hydra import initialize_config_dir
@@ -28,7 +32,7 @@ from hydra.core.override_parser.types import Override
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
 
-from td3x.config import CONF_DIR, ConfigError, register_configs, to_typed
+from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
 
 
 @dataclass(frozen=True)
@@ -217,7 +221,72 @@ def rerun(sweep_dir: Path) -> int:
     return subprocess.run(command, cwd=launched.cwd, check=False).returncode
 
 
+def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
+    """Re-run the first ``runs`` complete runs of a sweep for a few thousand steps in a scratch dir (the sweep
+    is never touched) and check that their ``eval.csv`` prefixes match bit for bit (timing columns aside)."""
+    from td3x.train import run  # the training stack, only for this command
+
+    complete = [s.run_dir for s in sweep_states(sweep_dir) if s.state == "complete"][:runs]
+    if not complete:
+        raise FileNotFoundError(f"{sweep_dir} has no complete run to recheck")
+    mismatches = 0
+    for run_dir in complete:
+        original = from_saved(yaml.safe_load((run_dir / "config.yaml").read_text()))
+        length = steps or 2 * original.run.eval_every + 1  # evaluations 0, e and 2e compare
+        replay = dataclasses.replace(
+            original,
+            run=dataclasses.replace(original.run, total_steps=length),
+            logging=dataclasses.replace(original.logging, wandb_mode="disabled"),
+        )
+        with tempfile.TemporaryDirectory(prefix="td3x-recheck-") as scratch:
+            run(replay, Path(scratch))
+            ours, theirs = _eval_prefix(Path(scratch), length), _eval_prefix(run_dir, length)
+            difference = _first_difference(theirs, ours)
+            provenance = json.loads((Path(scratch) / "provenance.json").read_text())
+        mismatches += difference is not None
+        print(
+            f"{'identical' if difference is None else 'DIFFERENT'}  {run_dir}  ({len(ours)} evaluations before "
+            f"step {length}){'' if difference is None else ': ' + difference}"
+        )
+        if difference is not None:
+            for line in _provenance_changes(json.loads((run_dir / "provenance.json").read_text()), provenance):
+                print(f"      {line}")
+    return 1 if mismatches else 0
+
+
+def _eval_prefix(run_dir: Path, before_step: int) -> list[dict[str, str]]:
+    """eval.csv rows before ``before_step`` (the last one of a shorter run may differ), timing columns aside."""
+    with (run_dir / "eval.csv").open() as file:
+        return [
+            {k: v for k, v in row.items() if "time" not in k and "sps" not in k}
+            for row in csv.DictReader(file)
+            if int(row["step"]) < before_step
+        ]
+
+
+def _first_difference(expected: list[dict[str, str]], got: list[dict[str, str]]) -> str | None:
+    for want, have in zip(expected, got, strict=False):
+        changed = [key for key in want if want[key] != have.get(key)]
+        if changed:
+            return f"at step {want['step']}, {changed[0]}: {want[changed[0]]} then, {have.get(changed[0])} now"
+    return None if len(expected) == len(got) else f"{len(expected)} evaluations then, {len(got)} now"
+
+
+def _provenance_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between the machine and libraries of the original run and of the recheck."""
+    keys = ("python", "cpu", "torch_threads", "hostname", "git_commit", "platform")
+    changes = [f"{key}: {then.get(key)!r} then, {now.get(key)!r} now" for key in keys if then.get(key) != now.get(key)]
+    versions_then, versions_now = then.get("versions", {}), now.get("versions", {})
+    changes += [
+        f"{name}: {versions_then.get(name)} then, {versions_now.get(name)} now"
+        for name in sorted(versions_then | versions_now)
+        if versions_then.get(name) != versions_now.get(name)
+    ]
+    return changes or ["same versions, threads, CPU and code: look for nondeterministic ops or another device"]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
+    """Console script ``td3x-sweep``: list, status, rerun, recheck."""
     parser = argparse.ArgumentParser(prog="td3x-sweep", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="print every job of a multirun without running anything")
@@ -225,14 +294,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, help_text in (
         ("status", "count complete, running, stale, failed and missing runs of a sweep"),
         ("rerun", "relaunch a sweep's failed and unfinished runs (each resumes)"),
+        ("recheck", "re-run a few finished runs briefly in a scratch dir: the same numbers?"),
     ):
         commands.add_parser(name, help=help_text).add_argument("sweep_dir", type=Path)
+    commands.choices["recheck"].add_argument("--runs", type=int, default=2, help="complete runs to re-run (2)")
+    commands.choices["recheck"].add_argument("--steps", type=int, help="env steps per re-run (2 eval_every + 1)")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
             sys.exit(_print_list(list_jobs(list(args.overrides))))
         if args.command == "status":
             sys.exit(_print_status(sweep_states(args.sweep_dir)))
+        if args.command == "recheck":
+            sys.exit(recheck(args.sweep_dir, args.runs, args.steps))
         sys.exit(rerun(args.sweep_dir))
     except FileNotFoundError as error:
         print(f"td3x-sweep: {error}", file=sys.stderr)
