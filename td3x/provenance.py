@@ -30,7 +30,15 @@ def collect_provenance() -> dict[str, Any]:
         "command": [sys.executable, *sys.argv],
         "cwd": os.getcwd(),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "slurm_array_task": _slurm_array_task(),
+        "slurm_restart_count": os.environ.get("SLURM_RESTART_COUNT"),  # 1, 2, ... after a requeue
+        "pid": os.getpid(),
     }
+
+
+def _slurm_array_task() -> str | None:
+    array_job = os.environ.get("SLURM_ARRAY_JOB_ID")
+    return None if array_job is None else f"{array_job}_{os.environ.get('SLURM_ARRAY_TASK_ID')}"
 
 
 def _git_state(directory: Path) -> dict[str, Any]:

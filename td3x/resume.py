@@ -8,8 +8,12 @@ mismatch naming the differing keys. ``run.resume=never`` refuses a dir that alre
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,22 @@ class ResumeError(RuntimeError):
 class Plan:
     action: str  # "start" | "resume" | "complete"
     parts: dict[str, Any] = field(default_factory=dict)  # the checkpoint, when resuming or complete
+
+
+@contextlib.contextmanager
+def exclusive(run_dir: Path) -> Iterator[None]:
+    """One process trains in a run dir at a time (a sweep relaunched while its jobs still run would otherwise
+    put two in one dir): an advisory lock on the directory itself, released when the process ends."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(run_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ResumeError(f"another process is training in {run_dir}; let it finish or stop it first") from None
+        yield
+    finally:
+        os.close(descriptor)
 
 
 def flatten(container: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -31,7 +31,7 @@ from td3x.config import CONF_DIR, ConfigError, Device, TrainConfig, register_con
 from td3x.envs import check_env
 from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE, truncate_after, write_json_atomic
 from td3x.provenance import collect_provenance
-from td3x.resume import Plan, ResumeError, plan
+from td3x.resume import Plan, ResumeError, exclusive, plan
 from td3x.trainer import RunInterrupted, Trainer, TrainingError
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,10 @@ def stop_at_episode_boundary(trainer: Trainer) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+# SIGTERM/SIGINT at an episode boundary; SystemExit is submitit's exit after it requeued a preempted job
+INTERRUPTIONS = (RunInterrupted, KeyboardInterrupt, SystemExit)
+
+
 def _prepare_run_dir(run_dir: Path, decision: Plan) -> None:
     """A resumed run drops the rows it will write again; a fresh start drops a killed attempt's rows."""
     if decision.action == "resume":
@@ -89,6 +93,11 @@ def run(config: TrainConfig, run_dir: Path | str, choices: dict[str, str] | None
         RunInterrupted: SIGTERM/SIGINT; a checkpoint was written at an episode boundary first.
     """
     run_dir = Path(run_dir)
+    with exclusive(run_dir):
+        return _run_locked(config, run_dir, choices)
+
+
+def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> dict[str, Any]:
     decision = plan(config, run_dir)
     if decision.action == "complete":
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
@@ -115,6 +124,9 @@ def run(config: TrainConfig, run_dir: Path | str, choices: dict[str, str] | None
             log.info("resuming %s from its checkpoint at env step %d", run_dir, trainer.step)
         with stop_at_episode_boundary(trainer):
             trainer.train()
+    except INTERRUPTIONS as error:  # resumable: the run is unfinished, not failed
+        trainer.close("running", interrupted=f"{type(error).__name__}: {error}")
+        raise
     except BaseException as error:
         trainer.close("failed", f"{type(error).__name__}: {error}")
         raise

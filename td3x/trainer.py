@@ -218,10 +218,11 @@ class Trainer:
         """Seconds of training, summed over every segment of a resumed run."""
         return self.earlier_wall_time + time.perf_counter() - self.start_time
 
-    def summary(self, status: str, failure: str | None = None) -> dict[str, Any]:
+    def summary(self, status: str, failure: str | None = None, interrupted: str | None = None) -> dict[str, Any]:
         last10 = self.eval_returns[-10:]
         return {
             "status": status,
+            "interrupted": interrupted,
             "failure": failure,
             "steps": self.step,
             "final_return": self.eval_returns[-1] if self.eval_returns else None,
@@ -298,8 +299,8 @@ class Trainer:
         self.eval_returns = list(parts["eval_returns"])
         self.progress.advance(self.step, 0.0)
 
-    def close(self, status: str, failure: str | None = None) -> dict[str, Any]:
-        summary = self.summary(status, failure)
+    def close(self, status: str, failure: str | None = None, interrupted: str | None = None) -> dict[str, Any]:
+        summary = self.summary(status, failure, interrupted)
         self.loggers.write_summary(summary)
         self.loggers.close(exit_code=0 if status == "complete" else 1)
         self.progress.close()

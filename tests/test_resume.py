@@ -114,7 +114,7 @@ def test_sigterm_checkpoints_at_an_episode_boundary_and_resumes(uninterrupted: P
     step = checkpoint.load(run_dir / "checkpoint.pt")["counters"]["step"]
     assert step % 200 == 0  # Pendulum's episodes end every 200 steps: a boundary
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["status"] == "failed" and "SIGTERM" in summary["failure"]
+    assert summary["status"] == "running" and summary["failure"] is None and "SIGTERM" in summary["interrupted"]
     assert train(run_dir).returncode == 0
     assert_same_run(run_dir, uninterrupted)
 
@@ -166,3 +166,17 @@ def test_a_nan_stops_the_run_with_its_logs_and_last_good_checkpoint(tmp_path: Pa
     assert without_timing(run_dir / "eval.csv")  # the evaluations so far are kept
     if (run_dir / "checkpoint.pt").exists():  # any checkpoint holds finite weights
         assert all(torch.isfinite(t).all() for t in final_actor(run_dir).values())
+
+
+def test_two_processes_never_train_in_one_dir(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen(
+        command(run_dir), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_checkpoint(process, run_dir, 0.0)
+        result = train(run_dir)
+        assert result.returncode == 2 and "another process is training in" in result.stderr
+    finally:
+        process.kill()
+        process.wait()

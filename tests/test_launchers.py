@@ -1,0 +1,311 @@
+"""Hydra launchers running real td3x sweeps: joblib (local processes), submitit_local, and submitit_slurm on a real
+single-node SLURM cluster started by ``scripts/slurm_local.sh``, with a job preempted (USR2), requeued and resumed.
+
+Every job must learn exactly what the same seed learns when run alone: launchers choose where and when a job runs,
+never its numbers. The SLURM test skips only where the cluster cannot be hosted (not root, no apt-get).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import submitit
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.types import RunMode
+from omegaconf import OmegaConf
+from wandb_records import find_run_files, read_run
+
+from td3x.config import CONF_DIR, TrainConfig
+from td3x.sweep import list_jobs
+from td3x.train import run
+
+SLURM_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "slurm_local.sh"
+# tiny Pendulum runs: seconds each, updates from step 300, an evaluation every 200 steps
+TINY = (
+    "run.total_steps=600",
+    "run.eval_every=200",
+    "env.random_steps=300",
+    "run.eval_episodes=2",
+    "agent.hidden_sizes=[32,32]",
+    "agent.batch_size=64",
+)
+
+
+def sweep(*overrides: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``td3x-train -m ...`` as a subprocess; W&B writes offline files (the test machine's WANDB_* are dropped)."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    return subprocess.run(
+        [sys.executable, "-m", "td3x.train", "-m", *overrides],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+    )
+
+
+def learned(run_dir: Path) -> list[dict[str, str]]:
+    """eval.csv without its timing columns: what must be bit-identical between two runs of one config."""
+    with (run_dir / "eval.csv").open() as file:
+        rows = list(csv.DictReader(file))
+    return [{key: value for key, value in row.items() if "time" not in key and "sps" not in key} for row in rows]
+
+
+def eval_steps(run_dir: Path) -> list[int]:
+    return [int(row["step"]) for row in learned(run_dir)]
+
+
+def job_dir(sweep_dir: Path, seed: int) -> Path:
+    (path,) = (sweep_dir / "pendulum/none").glob(f"*seed={seed}")
+    return path
+
+
+def summary(run_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((run_dir / "summary.json").read_text()))
+
+
+def wandb_pids(run_dir: Path) -> set[int]:
+    """The processes that trained in ``run_dir``, as W&B's debug log names them (``MainThread:<pid>``)."""
+    pids = {int(pid) for pid in re.findall(r"MainThread:(\d+)", (run_dir / "wandb" / "debug.log").read_text())}
+    assert pids, f"no pid in {run_dir}/wandb/debug.log (W&B's log format changed?)"
+    return pids
+
+
+@pytest.fixture
+def run_alone(make_config: Callable[..., TrainConfig], tmp_path: Path) -> Callable[..., Path]:
+    """run_alone(seed, *overrides) trains that seed in this process, uninterrupted, and returns its run dir."""
+
+    def train_one(seed: int, *overrides: str) -> Path:
+        run_dir = tmp_path / "alone" / f"seed{seed}"
+        run(make_config(f"seed={seed}", *overrides), run_dir)
+        return run_dir
+
+    return train_one
+
+
+# ---------------------------------------------------------------------- config and submitit basics
+@pytest.mark.slow  # composes 484 jobs: ~20 s
+def test_slurm_experiments_are_table2_and_table2_smoke_on_the_submitit_slurm_launcher() -> None:
+    on_slurm = list_jobs(["+experiment=table2_slurm"])
+    assert len(on_slurm) == 440 and not any(job.problems for job in on_slurm)
+    # table2's own run dirs: a sweep started locally resumes on the cluster, and the other way round
+    envs, rows = ("halfcheetah", "hopper", "walker2d", "ant"), {path.stem for path in (CONF_DIR / "ablation").iterdir()}
+    assert len(rows) == 11  # every Table 2 row
+    assert {job.run_dir for job in on_slurm} == {
+        Path("outputs/table2", env, row, f"seed={seed}") for env in envs for row in rows for seed in range(10)
+    }
+    smoke = list_jobs(["+experiment=smoke_slurm"])
+    assert len(smoke) == 44 and not any(job.problems for job in smoke)
+    assert all(job.run_dir.parts[:2] == ("outputs", "smoke_slurm") for job in smoke)
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        plain = compose(config_name="train", overrides=["+experiment=table2", "env=ant", "ablation=ddpg"])
+        cfg = compose(
+            config_name="train",
+            overrides=["+experiment=table2_slurm", "env=ant", "ablation=ddpg"],
+            return_hydra_config=True,
+        )
+    launcher = cfg.hydra.launcher
+    assert launcher._target_.endswith("submitit_launcher.SlurmLauncher")
+    assert launcher.max_num_timeout > 0 and launcher.cpus_per_task == 1 and launcher.additional_parameters.requeue
+    assert cfg.hydra.mode == RunMode.MULTIRUN
+    task = {key: value for key, value in OmegaConf.to_container(cfg).items() if key != "hydra"}
+    assert task == OmegaConf.to_container(plain)  # the launcher changes no learning value
+
+
+def test_submitit_sets_the_variable_td3x_reads_to_leave_signals_to_it(tmp_path: Path) -> None:
+    """td3x installs its own SIGTERM/SIGINT handlers unless SUBMITIT_EXECUTOR is set: submitit's must win there.
+    The SLURM variant (``export SUBMITIT_EXECUTOR=slurm`` in the sbatch script) is checked in the SLURM test."""
+    executor = submitit.AutoExecutor(folder=tmp_path, cluster="local")
+    executor.update_parameters(timeout_min=1)
+
+    def variable() -> str | None:  # local, so pickled by value; os.environ.get itself would carry our environ
+        import os
+
+        return os.environ.get("SUBMITIT_EXECUTOR")
+
+    assert executor.submit(variable).result() == "local"
+
+
+# ---------------------------------------------------------------------- joblib
+@pytest.mark.slow
+def test_joblib_jobs_learn_what_each_seed_learns_alone_even_in_a_reused_worker(
+    tmp_path: Path, run_alone: Callable[..., Path]
+) -> None:
+    """3 jobs on 2 loky workers: one worker runs two jobs in a row, so state leaking from one job into the next
+    (global RNGs, threads, W&B, env caches) would show as a difference from the seed run alone."""
+    result = sweep(
+        "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=0,1,2", *TINY, f"hydra.sweep.dir={tmp_path / 'sweep'}"
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Joblib.Parallel(n_jobs=2,backend=loky" in result.stdout + result.stderr
+    dirs = [job_dir(tmp_path / "sweep", seed) for seed in range(3)]
+    pids = [wandb_pids(path) for path in dirs]
+    assert all(len(job_pids) == 1 for job_pids in pids)
+    assert len(set.union(*pids)) < 3, "3 jobs on 2 workers: one worker must have run two of them"
+    for seed, path in enumerate(dirs):
+        assert summary(path)["status"] == "complete"
+        assert json.loads((path / "provenance.json").read_text())["torch_threads"] == 1  # run.num_threads, not loky's
+        assert learned(path) == learned(run_alone(seed, *TINY)), f"seed {seed} differs from the same seed run alone"
+
+
+@pytest.mark.slow
+def test_a_job_whose_critic_blows_up_fails_alone_while_the_other_jobs_finish(tmp_path: Path) -> None:
+    """agent.critic_lr=1e30: non-finite losses within a few updates. The sweep reports the failure (Hydra
+    re-raises it once every job has returned, exit code 1) and the good job has finished regardless."""
+    result = sweep(
+        "hydra/launcher=joblib",  # n_jobs=-1: as many workers as cores
+        "agent.critic_lr=3e-4,1e30",
+        "run.log_every=100",  # the non-finite check runs on each training-metrics row
+        *TINY,
+        f"hydra.sweep.dir={tmp_path}",
+    )
+    assert result.returncode == 1
+    assert "non-finite" in result.stderr
+    (good,) = (tmp_path / "pendulum/none").glob("*critic_lr=0.0003,*")
+    (bad,) = (tmp_path / "pendulum/none").glob("*critic_lr=1e+30,*")
+    assert summary(good)["status"] == "complete" and eval_steps(good) == [0, 200, 400, 600]
+    failed = summary(bad)
+    assert failed["status"] == "failed" and "non-finite" in failed["failure"] and failed["steps"] < 600, failed
+
+
+# ---------------------------------------------------------------------- submitit_local
+@pytest.mark.slow
+def test_submitit_local_runs_each_job_in_its_own_process_dir_and_wandb_run(tmp_path: Path) -> None:
+    result = sweep("hydra/launcher=submitit_local", "seed=0,1", *TINY, f"hydra.sweep.dir={tmp_path}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Submitit 'local' sweep output dir" in result.stdout + result.stderr
+    dirs = [job_dir(tmp_path, seed) for seed in (0, 1)]
+    assert dirs[0] != dirs[1]
+    run_ids, pids = set(), set()
+    for path in dirs:
+        assert summary(path)["status"] == "complete"
+        assert eval_steps(path) == [0, 200, 400, 600]
+        (wandb_file,) = find_run_files(path)
+        run_ids.add(read_run(wandb_file).run_id)
+        pids |= wandb_pids(path)
+    assert len(run_ids) == 2 and len(pids) == 2  # one process and one W&B run per job
+    assert len(list((tmp_path / ".submitit").glob("*/*_log.out"))) == 2  # submitit's per-job logs
+
+
+# ---------------------------------------------------------------------- submitit_slurm on a real local cluster
+def _slurm_script(command: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(SLURM_SCRIPT), command], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster() -> Iterator[None]:
+    """The local cluster of scripts/slurm_local.sh: started here (and stopped after) unless already running."""
+    if os.geteuid() != 0:
+        pytest.skip("a local SLURM cluster needs root (apt-get install, /etc/slurm, daemons)")
+    already_running = _slurm_script("status").returncode == 0
+    if not already_running:
+        started = _slurm_script("start")
+        if started.returncode != 0:
+            _slurm_script("stop")  # whichever daemons did start
+            if started.returncode == 3:  # the script's "cannot host here": no apt-get, or no packages reachable
+                pytest.skip(started.stderr.strip())
+            pytest.fail(f"scripts/slurm_local.sh start failed:\n{started.stdout}{started.stderr}")
+    yield
+    if not already_running:
+        stopped = _slurm_script("stop")
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+
+
+def _wait_for(condition: Callable[[], Any], timeout: float, what: str, poll: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _last_eval_step(run_dir: Path) -> int:
+    try:
+        rows = (run_dir / "eval.csv").read_text().splitlines()[1:]
+    except FileNotFoundError:
+        return -1
+    return int(rows[-1].split(",", 1)[0]) if rows else -1
+
+
+def _weights(run_dir: Path) -> dict[str, torch.Tensor]:
+    """The final networks and their targets, from the run's last checkpoint."""
+    agent = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)["agent"]
+    networks = ("actor", "critic", "actor_target", "critic_target")
+    return {f"{part}.{name}": value for part in networks for name, value in agent[part].items()}
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("slurm_cluster")
+def test_a_preempted_slurm_job_requeues_resumes_and_ends_as_if_never_interrupted(
+    tmp_path: Path, run_alone: Callable[..., Path]
+) -> None:
+    """scancel --signal=USR2 is what a preemption (or the approaching time limit) sends: submitit requeues the job,
+    SLURM restarts it in the same dir (SLURM_RESTART_COUNT=1) and td3x resumes from its last checkpoint, redoing
+    the steps since, deterministically. The other job of the sweep is not disturbed."""
+    sweep_dir = tmp_path / "sweep"
+    learning = (*TINY[1:], "run.total_steps=2400")  # long enough to be caught mid-run
+    overrides = (
+        "hydra/launcher=submitit_slurm",
+        # > 10: submitit counts a USR2 after min(0.8 x limit, limit - 10 min) as a timeout, not a preemption
+        "hydra.launcher.timeout_min=30",
+        "hydra.launcher.cpus_per_task=1",
+        "hydra.launcher.mem_gb=1",
+        "hydra.launcher.setup=['echo td3x-test SLURM_RESTART_COUNT=$SLURM_RESTART_COUNT']",
+        "seed=0,1",
+        "run.checkpoint_every=400",  # a checkpoint at steps 400, 800, ...
+        *learning,
+        f"hydra.sweep.dir={sweep_dir}",
+    )
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    with (tmp_path / "launcher.log").open("w") as log:
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "td3x.train", "-m", *overrides],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=environment,
+        )
+    try:
+        preempted = _wait_for(lambda: next(iter((sweep_dir / "pendulum/none").glob("*seed=0")), None), 180, "job dirs")
+        # past the checkpoint at step 400 and before the end: the resumed run must redo steps it had already done
+        step_at_signal = _wait_for(lambda: (s := _last_eval_step(preempted)) >= 600 and s, 180, "seed 0 at step 600")
+        assert step_at_signal < 2400, "the job finished before it could be preempted"
+        job_id = json.loads((preempted / "provenance.json").read_text())["slurm_job_id"]
+        subprocess.run(["scancel", "--signal=USR2", job_id], check=True, timeout=30)
+        # the uninterrupted runs (default run.checkpoint_every: checkpoints change nothing), while SLURM requeues
+        alone = {seed: run_alone(seed, *learning) for seed in (0, 1)}
+        assert launcher.wait(timeout=300) == 0, (tmp_path / "launcher.log").read_text()[-3000:]
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+
+    job_log = "\n".join(path.read_text() for path in sweep_dir.glob(".submitit/*_0/*_0_log.out"))
+    assert "Caught signal SIGUSR2" in job_log and "this job is preempted" in job_log
+    assert "td3x-test SLURM_RESTART_COUNT=1" in job_log  # the second attempt is SLURM's first restart
+    resumed = re.search(r"from its checkpoint at env step (\d+)", job_log)
+    assert resumed and 400 <= int(resumed.group(1)) <= step_at_signal, job_log[-3000:]
+    (submission,) = sweep_dir.glob(".submitit/*/*_submission.sh")  # the array's one sbatch script
+    assert "export SUBMITIT_EXECUTOR=slurm" in submission.read_text()  # so td3x leaves SIGTERM to submitit
+    other_log = "\n".join(path.read_text() for path in sweep_dir.glob(".submitit/*_1/*_1_log.out"))
+    assert "SLURM_RESTART_COUNT=1" not in other_log and "Caught signal" not in other_log
+
+    for seed in (0, 1):
+        in_sweep = job_dir(sweep_dir, seed)
+        assert summary(in_sweep)["status"] == "complete"
+        assert learned(in_sweep) == learned(alone[seed]), f"seed {seed}: eval.csv differs from the uninterrupted run"
+        ours, reference = _weights(in_sweep), _weights(alone[seed])
+        assert all(torch.equal(ours[name], reference[name]) for name in reference), f"seed {seed}: final weights differ"
+    segments = sorted(job_dir(sweep_dir, 0).glob("wandb/offline-run-*"))
+    assert len(segments) == 2 and len({path.name.rsplit("-", 1)[1] for path in segments}) == 1  # one W&B run, resumed
