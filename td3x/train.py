@@ -28,7 +28,7 @@ from omegaconf import DictConfig
 
 from td3x.checkpoint import CheckpointError
 from td3x.config import CONF_DIR, ConfigError, Device, TrainConfig, register_configs, to_container, to_typed
-from td3x.envs import check_env
+from td3x.envs import check_env, env_spec, make_env
 from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE, truncate_after, write_json_atomic
 from td3x.provenance import collect_provenance
 from td3x.resume import Plan, ResumeError, exclusive, plan
@@ -42,7 +42,33 @@ def check_runtime(config: TrainConfig) -> list[str]:
     problems = check_env(config.env)
     if config.run.device is Device.cuda and not torch.cuda.is_available():
         problems.append("run.device='cuda' is not allowed: torch sees no CUDA device here; use auto or cpu")
-    return problems
+    return problems or buffer_memory_problems(config)
+
+
+def buffer_memory_problems(config: TrainConfig) -> list[str]:
+    """Refuse a replay buffer that cannot fit in the memory available now, before anything is allocated."""
+    env = make_env(config.env)
+    spec = env_spec(env)
+    env.close()
+    floats_per_transition = 2 * spec.obs_dim + spec.action_dim + 2  # obs, next_obs, action, reward, terminated
+    needed = config.agent.buffer_size * floats_per_transition * np.dtype(np.float32).itemsize
+    available = _available_memory_bytes()
+    if available is None or needed <= available:
+        return []
+    return [
+        f"agent.buffer_size={config.agent.buffer_size} is not allowed: its replay buffer needs "
+        f"{needed / 1e9:.1f} GB, more than the {available / 1e9:.1f} GB of memory available here"
+    ]
+
+
+def _available_memory_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None  # not Linux: no check
 
 
 @contextlib.contextmanager
@@ -128,7 +154,8 @@ def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | No
         trainer.close("running", interrupted=f"{type(error).__name__}: {error}")
         raise
     except BaseException as error:
-        trainer.close("failed", f"{type(error).__name__}: {error}")
+        with contextlib.suppress(OSError):  # a full disk may refuse the summary too; the original error matters
+            trainer.close("failed", f"{type(error).__name__}: {error}")
         raise
     return trainer.close("complete")
 
@@ -186,11 +213,15 @@ def _hydra_main(cfg: DictConfig) -> dict[str, Any] | None:
     except (TrainingError, RunInterrupted) as error:
         _fail(multirun, "training stopped", [str(error), f"files in {run_dir}"], 1, error)
         return None
+    except OSError as error:  # a full disk or an unwritable dir: checkpoints are atomic, so the last one is intact
+        _fail(multirun, "training stopped", [f"cannot write in {run_dir}: {error}"], 1, error)
+        return None
     log.info(
-        "done: final eval return %.2f, last-10 mean %.2f; files in %s",
+        "done: final eval return %.2f, last-10 mean %.2f; files in %s%s",
         summary["final_return"],
         summary["last10_return"],
         run_dir,
+        f" (offline W&B run in {run_dir / 'wandb'}: `wandb sync` uploads it)" if (run_dir / "wandb").is_dir() else "",
     )
     return summary
 

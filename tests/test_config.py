@@ -209,6 +209,12 @@ def test_env_ids_are_checked_against_the_registry(
     assert expected in problems[0]
 
 
+def test_a_buffer_larger_than_memory_is_refused_with_the_numbers(compose_cfg: Callable[..., DictConfig]) -> None:
+    (problem,) = check_runtime(to_typed(compose_cfg("env=hopper", "agent.buffer_size=100000000000")))
+    assert problem.startswith("agent.buffer_size=100000000000 is not allowed: its replay buffer needs 10800.0 GB, ")
+    assert "of memory available here" in problem
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has CUDA")
 def test_cuda_without_cuda_is_refused(compose_cfg: Callable[..., DictConfig]) -> None:
     problems = check_runtime(to_typed(compose_cfg("run.device=cuda")))

@@ -81,7 +81,7 @@ def wait_for_checkpoint(process: subprocess.Popen[bytes], run_dir: Path, extra_s
     time.sleep(extra_seconds)
 
 
-@pytest.mark.parametrize("attempt", range(3))
+@pytest.mark.parametrize("attempt", range(int(os.environ.get("TD3X_KILL_ATTEMPTS", "3"))))
 def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     attempt: int, uninterrupted: Path, tmp_path: Path
 ) -> None:
