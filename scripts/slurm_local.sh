@@ -220,6 +220,14 @@ cancel_jobs() {
     say "warning: some jobs were still ending after 30 s"
 }
 
+pidfile_of() {  # the pid file of one of the cluster's daemons
+    case $1 in
+        slurmd) echo "$SLURMD_PID" ;;
+        slurmctld) echo "$CTLD_PID" ;;
+        munged) echo "$MUNGE_PID" ;;
+    esac
+}
+
 stop() {
     require_root
     if [[ -f $SLURM_CONF ]] && ! head -n1 "$SLURM_CONF" | grep -qF "$MARKER"; then
@@ -228,11 +236,7 @@ stop() {
     cancel_jobs
     local name pidfile
     for name in slurmd slurmctld munged; do
-        case $name in
-            slurmd) pidfile=$SLURMD_PID ;;
-            slurmctld) pidfile=$CTLD_PID ;;
-            munged) pidfile=$MUNGE_PID ;;
-        esac
+        pidfile=$(pidfile_of "$name")
         if [[ -f $STATE_DIR/$name ]]; then
             stop_daemon "$pidfile" "$name"
             rm -f "$STATE_DIR/$name"
@@ -246,11 +250,7 @@ stop() {
 status() {
     local name pidfile all=0
     for name in munged slurmctld slurmd; do
-        case $name in
-            slurmd) pidfile=$SLURMD_PID ;;
-            slurmctld) pidfile=$CTLD_PID ;;
-            munged) pidfile=$MUNGE_PID ;;
-        esac
+        pidfile=$(pidfile_of "$name")
         if running "$pidfile" "$name"; then
             say "$name running (pid $(cat "$pidfile"))"
         else

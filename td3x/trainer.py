@@ -9,6 +9,7 @@ state there is) and at the end; a restored run continues exactly as if it had ne
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 from typing import Any
@@ -249,9 +250,8 @@ class Trainer:
     def save_checkpoint(self, final: bool = False) -> None:
         """Write the whole training state at a step boundary. A finished run drops the replay buffer unless
         ``run.keep_buffer`` (Table 2's 440 buffers would need ~150 GB)."""
-        if not all(torch.isfinite(p).all() for p in self.agent.actor.parameters()) or not all(
-            torch.isfinite(p).all() for p in self.agent.critic.parameters()
-        ):
+        networks = itertools.chain(self.agent.actor.parameters(), self.agent.critic.parameters())
+        if not all(torch.isfinite(p).all() for p in networks):
             raise TrainingError(
                 f"non-finite network parameters at env step {self.step}; the last good checkpoint is kept"
             )
