@@ -1,13 +1,17 @@
 """td3x against Stable-Baselines3's TD3, side by side on Hopper-v5: learning-phase env steps per second.
 
-    python scripts/bench_sps.py [--steps 3000] [--repeats 3] [--threads 1 2] [--presets td3 td3_paper]
+    python scripts/bench_sps.py [--steps 2000] [--repeats 3] [--threads 1 2] [--presets td3 td3_paper]
+                                [--seeds 10] [--seeds-steps 500]
 
 Both learners get the same hyper-parameters (the td3x preset's network, learning rates, batch, τ, d, σ̃, c,
 exploration noise and buffer), the same torch thread count and the same random warm-up; the timing covers
 only the learning phase (after the warm-up), with no evaluation. The two alternate over ``--repeats``
 repetitions so that a machine's drift hits both; the medians and their ratio are printed, with td3x's
-per-phase times. Machines differ from one session to the next: only ratios measured in one run mean much.
-Needs the ``bench`` extra (``pip install -e ".[bench]"``).
+per-phase times (ms per env step: acting, env step, update). Then ``--seeds`` K seeds in one td3x process
+(``run.num_seeds=K``, 2 threads) against SB3's single run, alternated the same way: the aggregate steps/s
+of all K seeds over SB3's. Last, the cost of evaluation and logging at the paper's protocol (10 episodes
+every 5000 steps, a log row every 1000) as a share of training time. Machines differ from one session to
+the next: only ratios measured in one run mean much. Needs the ``bench`` extra (``pip install -e ".[bench]"``).
 """
 
 from __future__ import annotations
@@ -24,37 +28,40 @@ import torch
 from hydra import compose, initialize_config_dir
 
 from td3x.config import CONF_DIR, TrainConfig, register_configs, to_typed
-from td3x.trainer import Trainer
+from td3x.trainer import PHASES, Trainer
 
 WARMUP = 1000  # the paper's random steps on Hopper
+PAPER_EVAL_EVERY, PAPER_EVAL_EPISODES, PAPER_LOG_EVERY = 5000, 10, 1000
 
 
-def td3x_config(preset: str, threads: int, steps: int) -> TrainConfig:
+def td3x_config(preset: str, threads: int, steps: int, seeds: int = 1) -> TrainConfig:
     overrides = [f"agent={preset}", "env=hopper", f"run.num_threads={threads}", f"run.total_steps={WARMUP + steps}",
-                 f"run.eval_every={10 * (WARMUP + steps)}", "run.eval_episodes=1", f"run.log_every={WARMUP}",
-                 f"run.checkpoint_every={10 * (WARMUP + steps)}", "logging.wandb_mode=disabled",
-                 f"env.random_steps={WARMUP}"]
+                 f"run.eval_every={10 * (WARMUP + steps)}", f"run.eval_episodes={PAPER_EVAL_EPISODES}",
+                 f"run.log_every={PAPER_LOG_EVERY}", f"run.checkpoint_every={10 * (WARMUP + steps)}",
+                 "logging.wandb_mode=disabled", f"env.random_steps={WARMUP}", f"run.num_seeds={seeds}"]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return to_typed(compose(config_name="train", overrides=overrides))
 
 
 def time_td3x(config: TrainConfig, steps: int) -> tuple[float, dict[str, float]]:
-    """Learning-phase steps/s of td3x's own loop, and seconds per env step of each phase."""
+    """Learning-phase env steps/s of td3x's own loop (all seeds together), and ms per env step of each phase
+    (plus one evaluation of ``run.eval_episodes`` episodes and one log row, in ms)."""
     with tempfile.TemporaryDirectory() as run_dir:
         trainer = Trainer(config, Path(run_dir))
-        obs: np.ndarray | None = trainer.env.reset(seed=config.seed)[0]
+        trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
         timings: dict[str, float] = {}
         for phase_steps in (WARMUP, steps):
             before, started = dict(trainer.phase_time), time.perf_counter()
             for _ in range(phase_steps):
-                if obs is None:
-                    obs, _ = trainer.env.reset()
-                obs = trainer._collect(obs)
-                trainer._run_pending_updates(episode_over=obs is None)
+                trainer._run_pending_updates(episode_over=trainer._collect())
             elapsed = time.perf_counter() - started
-            timings = {phase: (trainer.phase_time[phase] - before[phase]) / phase_steps for phase in ("env", "update")}
+            timings = {phase: 1e3 * (trainer.phase_time[phase] - before[phase]) / phase_steps for phase in PHASES}
+        for name, phase in (("eval_once", trainer._evaluate), ("log_once", trainer._log_training)):
+            started = time.perf_counter()
+            phase()
+            timings[name] = 1e3 * (time.perf_counter() - started)
         trainer.close("complete")
-    return steps / elapsed, timings
+    return len(trainer.seeds) * steps / elapsed, timings
 
 
 def time_sb3(config: TrainConfig, steps: int) -> float:
@@ -90,36 +97,62 @@ def time_sb3(config: TrainConfig, steps: int) -> float:
     return steps / (clock.marks[WARMUP + steps] - clock.marks[WARMUP])
 
 
-def bench(preset: str, threads: int, steps: int, repeats: int) -> dict[str, Any]:
-    config = td3x_config(preset, threads, steps)
+def bench(preset: str, threads: int, steps: int, repeats: int, seeds: int = 1) -> dict[str, Any]:
+    config = td3x_config(preset, threads, steps, seeds)
+    sb3_config = td3x_config(preset, threads, steps)
     ours, theirs, phases = [], [], []
     for _ in range(repeats):  # alternate, so that drift in the machine's speed hits both
         sps, timing = time_td3x(config, steps)
         ours.append(sps)
         phases.append(timing)
-        theirs.append(time_sb3(config, steps))
-    return {"preset": preset, "threads": threads, "td3x": statistics.median(ours), "sb3": statistics.median(theirs),
-            "env_ms": 1e3 * statistics.median(p["env"] for p in phases),
-            "update_ms": 1e3 * statistics.median(p["update"] for p in phases)}
+        theirs.append(time_sb3(sb3_config, steps))
+    return {"preset": preset, "threads": threads, "seeds": seeds, "td3x": statistics.median(ours),
+            "sb3": statistics.median(theirs),
+            **{phase: statistics.median(p[phase] for p in phases) for phase in phases[0]}}
+
+
+def print_row(row: dict[str, Any]) -> None:
+    print(f"{row['preset']:10s} {row['threads']:7d} {row['seeds']:5d} {row['td3x']:9.1f} {row['sb3']:8.1f} "
+          f"{row['td3x'] / row['sb3']:6.2f} {row['act']:7.2f} {row['env']:7.2f} {row['update']:9.2f}", flush=True)
+
+
+def protocol_share(row: dict[str, Any]) -> str:
+    """Evaluation and logging at the paper's protocol as a share of the wall time, from one run's measurements:
+    per 5000 training steps, one evaluation and five log rows. Also the worst case, where all 10 evaluation
+    episodes last the full 1000 steps, from the per-step cost of the episodes actually run."""
+    train_ms = PAPER_EVAL_EVERY * 1e3 * row["seeds"] / row["td3x"]
+    overhead_ms = row["eval_once"] + PAPER_EVAL_EVERY / PAPER_LOG_EVERY * row["log_once"]
+    return (f"evaluation + logging at the paper's protocol ({row['preset']}, {row['threads']} threads, "
+            f"{row['seeds']} seed(s)): {100 * overhead_ms / (train_ms + overhead_ms):.1f}% of wall time "
+            f"(one evaluation {row['eval_once']:.0f} ms, one log row {row['log_once']:.1f} ms)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=3000, help="learning-phase env steps timed per repetition")
+    parser.add_argument("--steps", type=int, default=2000, help="learning-phase env steps timed per repetition")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--presets", nargs="+", default=["td3", "td3_paper"])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[10], help="K for the many-seeds rows (none: skip)")
+    parser.add_argument("--seeds-steps", type=int, default=500, help="learning-phase steps per seed, K-seed rows")
     args = parser.parse_args()
     register_configs()
     print(f"Hopper-v5, learning phase ({args.steps} steps after {WARMUP} random ones), median of {args.repeats}; "
           f"torch {torch.__version__}")
-    print(f"{'preset':10s} {'threads':>7s} {'td3x sps':>9s} {'SB3 sps':>8s} {'ratio':>6s} "
-          f"{'td3x env+act ms':>15s} {'td3x update ms':>14s}")
+    print(f"{'preset':10s} {'threads':>7s} {'seeds':>5s} {'td3x sps':>9s} {'SB3 sps':>8s} {'ratio':>6s} "
+          f"{'act ms':>7s} {'env ms':>7s} {'update ms':>9s}")
+    rows = []
     for preset in args.presets:
         for threads in args.threads:
-            row = bench(preset, threads, args.steps, args.repeats)
-            print(f"{preset:10s} {threads:7d} {row['td3x']:9.1f} {row['sb3']:8.1f} {row['td3x'] / row['sb3']:6.2f} "
-                  f"{row['env_ms']:15.2f} {row['update_ms']:14.2f}", flush=True)
+            rows.append(bench(preset, threads, args.steps, args.repeats))
+            print_row(rows[-1])
+    for seeds in args.seeds:
+        rows.append(bench(args.presets[0], max(args.threads), args.seeds_steps, args.repeats, seeds))
+        print_row(rows[-1])
+    print("(td3x sps: all seeds together; ms: per loop step, which steps each seed once: acting, env, update)")
+    for row in rows:
+        if row["threads"] == max(args.threads):
+            print(protocol_share(row))
 
 
 if __name__ == "__main__":

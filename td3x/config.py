@@ -209,16 +209,19 @@ class RunConfig:
     eval_seed: int | None = (
         None  # episode i of every evaluation starts from reset(seed=eval_seed + i); null: seed + 100
     )
-    checkpoint_every: int = 50_000  # at the first episode boundary after every such many env steps, and at the end
+    checkpoint_every: int = 50_000  # env steps between checkpoints (one is also written at the end)
     resume: ResumeMode = ResumeMode.auto
     keep_buffer: bool = False  # keep the replay buffer in the final checkpoint (needed to extend a finished run)
     log_every: int = 1000  # env steps between training-metric rows
     device: Device = Device.auto
     num_threads: int = 1  # torch intra-op threads; part of the config because it changes float results
+    num_seeds: int = 1  # K: train seeds seed .. seed + K - 1 in this process, stacked (run dirs seed_<seed>)
+    compile: bool = False  # torch.compile the critic and actor losses (same math; pays a compile at start)
 
     def problems(self) -> list[str]:
         checks = _Checks("run.")
-        for key in ("total_steps", "eval_every", "eval_episodes", "checkpoint_every", "log_every", "num_threads"):
+        keys = ("total_steps", "eval_every", "eval_episodes", "checkpoint_every", "log_every", "num_threads")
+        for key in (*keys, "num_seeds"):
             checks.at_least_one(key, getattr(self, key))
         return checks.problems
 
@@ -265,6 +268,11 @@ class TrainConfig:
         ]
         if self.seed < 0:
             problems.append(f"seed={self.seed!r} is not allowed: must be an integer >= 0")
+        if self.run.num_seeds > 1 and self.agent.update_schedule is UpdateSchedule.episode_end:
+            problems.append(
+                f"run.num_seeds={self.run.num_seeds} is not allowed with agent.update_schedule=episode_end: "
+                "the seeds' episodes end at different steps; use 1, or update_schedule=per_step"
+            )
         if problems:
             raise ConfigError(problems)
 

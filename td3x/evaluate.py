@@ -34,7 +34,8 @@ from td3x.export import (
     sample_observations,
 )
 from td3x.loggers import write_json_atomic
-from td3x.rollout import EvalResult, evaluate
+from td3x.rollout import EvalResult, evaluate_seeds
+from td3x.seeding import generators_of
 from td3x.td3 import TD3
 from td3x.trainer import resolve_device
 from td3x.video import (
@@ -103,18 +104,20 @@ def load_run(target: Path) -> TrainedRun:
         spec = env_spec(env)
     finally:
         env.close()
-    agent = TD3(spec, config.agent, resolve_device(config.run.device), torch.Generator(), config.env.normalize_obs)
+    device = resolve_device(config.run.device)
+    agent = TD3(spec, config.agent, device, [generators_of(config.seed, device)], config.env.normalize_obs)
     agent.load_state_dict(parts["agent"])
     return TrainedRun(path, config, agent, int(parts["counters"]["step"]), parts.get("wandb_run_id"))
 
 
 def evaluate_run(run: TrainedRun, episodes: int, first_seed: int) -> EvalResult:
     """``episodes`` noise-free episodes, episode i from ``reset(seed=first_seed + i)``, on a fresh env."""
-    env = make_env(run.config.env)
+    envs = [make_env(run.config.env) for _ in range(episodes)]
     try:
-        return evaluate(run.agent.act, env, episodes, first_seed)
+        return evaluate_seeds(run.agent.act, [envs], [first_seed])[0]
     finally:
-        env.close()
+        for env in envs:
+            env.close()
 
 
 def evaluation_record(run: TrainedRun, result: EvalResult, first_seed: int, seconds: float) -> dict[str, Any]:
@@ -148,7 +151,9 @@ def print_evaluation(record: dict[str, Any]) -> None:
 
 def record_videos(run: TrainedRun, episodes: int, first_seed: int, wandb_mode: str) -> list[RecordedEpisode]:
     """Record evaluation episodes 0..episodes-1 to ``<run dir>/videos/`` and add them to the run's W&B run."""
-    videos = record_episodes(run.agent.act, run.config.env, run.run_dir / VIDEO_DIR, run.step, episodes, first_seed)
+    videos = record_episodes(
+        run.agent.seed_policy(), run.config.env, run.run_dir / VIDEO_DIR, run.step, episodes, first_seed
+    )
     for video in videos:
         print(f"video: {video.path} (seed {video.seed}, return {video.episode_return:.2f}, {video.length + 1} frames)")
     if run.wandb_run_id is None or wandb_mode == "disabled":

@@ -63,7 +63,8 @@ class DeployedPolicy(nn.Module):
         self.eval().requires_grad_(False)
 
     def forward(self, obs: Tensor) -> Tensor:
-        action = self.actor(self.obs_normalizer(obs))[0]  # member 0 acts (DQ-AC trains two actors)
+        # one seed; its actor 0 acts (DQ-AC trains two actors)
+        action = self.actor(self.obs_normalizer(obs.unsqueeze(0)))[0, 0]
         return self.low + (action + 1.0) * 0.5 * (self.high - self.low)  # RescaleAction's affine map
 
 

@@ -109,7 +109,7 @@ class WandbLog:
                 mode=mode,  # type: ignore[arg-type]  # checked by LoggingConfig
                 job_type="train",
                 resume="allow",
-                reinit="finish_previous",
+                reinit="create_new",  # the seeds of one process each have their own run, open together
                 settings=wandb.Settings(init_timeout=120, quiet=True),
                 **init_kwargs,
             )

@@ -3,6 +3,7 @@
 The replay buffer keeps raw observations; the networks see (s - mean) / std clipped to ±5 (OpenAI
 baselines' clip), with the statistics of every observation collected so far. Only the training loop
 updates them, so they are frozen during evaluation; they are module buffers, so checkpoints hold them.
+Each seed of the process (``run.num_seeds``) has its own statistics: the leading dim of every buffer.
 """
 
 from __future__ import annotations
@@ -22,20 +23,21 @@ class ObsNormalizer(nn.Module):
     var: Tensor
     count: Tensor
 
-    def __init__(self, obs_dim: int) -> None:
+    def __init__(self, n_seeds: int, obs_dim: int) -> None:
         super().__init__()
-        self.register_buffer("mean", torch.zeros(obs_dim, dtype=torch.float64))
-        self.register_buffer("var", torch.ones(obs_dim, dtype=torch.float64))
-        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("mean", torch.zeros(n_seeds, obs_dim, dtype=torch.float64))
+        self.register_buffer("var", torch.ones(n_seeds, obs_dim, dtype=torch.float64))
+        self.register_buffer("count", torch.zeros(n_seeds, 1, dtype=torch.float64))
 
     def forward(self, obs: Tensor) -> Tensor:
-        std = torch.sqrt(self.var + EPSILON).to(obs.dtype)
-        return ((obs - self.mean.to(obs.dtype)) / std).clamp(-CLIP, CLIP)
+        """Normalise (K, N, obs_dim) observations, seed k's with its own statistics."""
+        std = torch.sqrt(self.var + EPSILON).to(obs.dtype).unsqueeze(1)
+        return ((obs - self.mean.to(obs.dtype).unsqueeze(1)) / std).clamp(-CLIP, CLIP)
 
     @torch.no_grad()
     def update(self, obs: np.ndarray) -> None:
-        """Fold one observation into the statistics (Welford's update, in float64)."""
-        x = torch.as_tensor(obs, dtype=torch.float64, device=self.mean.device).reshape(-1)
+        """Fold one observation per seed, (K, obs_dim), into the statistics (Welford's update, in float64)."""
+        x = torch.as_tensor(obs, dtype=torch.float64, device=self.mean.device).reshape(self.mean.shape)
         self.count += 1
         delta = x - self.mean
         self.mean += delta / self.count
@@ -53,5 +55,5 @@ class IdentityNormalizer(nn.Module):
         pass
 
 
-def make_normalizer(enabled: bool, obs_dim: int) -> ObsNormalizer | IdentityNormalizer:
-    return ObsNormalizer(obs_dim) if enabled else IdentityNormalizer()
+def make_normalizer(enabled: bool, n_seeds: int, obs_dim: int) -> ObsNormalizer | IdentityNormalizer:
+    return ObsNormalizer(n_seeds, obs_dim) if enabled else IdentityNormalizer()

@@ -34,20 +34,37 @@ def counted(length: int, terminated: bool, discount: float) -> np.ndarray:
     return discount**remaining < NEGLIGIBLE_TAIL
 
 
-def overestimation_bias(agent: TD3, episodes: list[Episode], discount: float) -> dict[str, float]:
-    """Mean Q_θ1(s, a) - G and mean min_i Q_θi(s, a) - G over the counted states (NaN when none count)."""
+def overestimation_biases(agent: TD3, episodes: list[list[Episode]], discount: float) -> list[dict[str, float]]:
+    """For each seed k, mean Q_θ1(s, a) - G and mean min_i Q_θi(s, a) - G of its critics over the counted states
+    of its evaluation episodes ``episodes[k]`` (NaN when none count). One batched critic call for all seeds."""
+    counted_states = [_counted_states(seed_episodes, discount) for seed_episodes in episodes]
+    longest = max(len(followed) for _, _, followed in counted_states)
+    if longest == 0:
+        return [_bias(np.empty((1, 0)), np.empty(0)) for _ in episodes]
+    obs_dim, action_dim = episodes[0][0].obs.shape[1], episodes[0][0].actions.shape[1]
+    obs, actions = np.zeros((len(episodes), longest, obs_dim)), np.zeros((len(episodes), longest, action_dim))
+    for k, (seed_obs, seed_actions, _) in enumerate(counted_states):  # zero padding past a seed's own states
+        obs[k, : len(seed_obs)], actions[k, : len(seed_actions)] = seed_obs, seed_actions
+    q = agent.critic_values(obs, actions).astype(np.float64)  # (K, n_critics, longest)
+    return [_bias(q[k, :, : len(followed)], followed) for k, (_, _, followed) in enumerate(counted_states)]
+
+
+def _counted_states(episodes: list[Episode], discount: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The counted states, their actions and the returns G that followed them, over one seed's episodes."""
     masks = [counted(len(e.rewards), e.terminated, discount) for e in episodes]
-    count = int(sum(mask.sum() for mask in masks))
-    if count == 0:
-        return {"bias_q1": float("nan"), "bias_min_q": float("nan"), "bias_states": 0.0}
-    obs = np.concatenate([e.obs[mask] for e, mask in zip(episodes, masks, strict=True)])
-    actions = np.concatenate([e.actions[mask] for e, mask in zip(episodes, masks, strict=True)])
-    followed = np.concatenate(
-        [returns_to_go(e.rewards, discount)[mask] for e, mask in zip(episodes, masks, strict=True)]
+    pairs = list(zip(episodes, masks, strict=True))
+    return (
+        np.concatenate([e.obs[mask] for e, mask in pairs]),
+        np.concatenate([e.actions[mask] for e, mask in pairs]),
+        np.concatenate([returns_to_go(e.rewards, discount)[mask] for e, mask in pairs]),
     )
-    q = agent.critic_values(obs, actions).astype(np.float64)  # (n_critics, count)
+
+
+def _bias(q: np.ndarray, followed: np.ndarray) -> dict[str, float]:
+    if len(followed) == 0:
+        return {"bias_q1": float("nan"), "bias_min_q": float("nan"), "bias_states": 0.0}
     return {
         "bias_q1": float(np.mean(q[0] - followed)),
         "bias_min_q": float(np.mean(q.min(axis=0) - followed)),
-        "bias_states": float(count),
+        "bias_states": float(len(followed)),
     }

@@ -2,17 +2,20 @@
 
 Episode i of *every* evaluation starts from ``reset(seed=first_seed + i)``, so a saved actor
 re-evaluates to exactly the same numbers, and two evaluations differ only through the policy.
+The episodes of all seeds run side by side, one env each, so that every step asks the actors for all
+their actions in one batched call instead of one call per episode step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
 
-Policy = Callable[[np.ndarray], np.ndarray]
+Policy = Callable[[np.ndarray], np.ndarray]  # observation (obs_dim,) -> action (action_dim,)
+BatchPolicy = Callable[[np.ndarray], np.ndarray]  # (K, B, obs_dim) -> (K, B, action_dim): B per seed
 StepHook = Callable[[], None]
 
 
@@ -32,42 +35,65 @@ class EvalResult:
     lengths: np.ndarray  # steps of each episode
     episodes: list[Episode]
 
+    @classmethod
+    def of(cls, episodes: list[Episode]) -> EvalResult:
+        return cls(
+            returns=np.array([episode.rewards.sum() for episode in episodes]),
+            lengths=np.array([len(episode.rewards) for episode in episodes], dtype=np.int64),
+            episodes=episodes,
+        )
 
-def evaluate(
-    policy: Policy, env: gym.Env, episodes: int, first_seed: int, on_step: StepHook | None = None
-) -> EvalResult:
-    """Run ``episodes`` full episodes of ``policy`` (an action in [-1, 1] per observation) on ``env``.
+
+class _Recorder:
+    """One env's episode while it runs."""
+
+    def __init__(self, env: gym.Env, seed: int) -> None:
+        self.env, self.obs_list, self.actions, self.rewards = env, [], [], []  # type: ignore[var-annotated]
+        self.obs, _ = env.reset(seed=seed)
+        self.done = self.terminated = False
+
+    def step(self, action: np.ndarray) -> None:
+        self.obs_list.append(self.obs)
+        self.actions.append(action)
+        self.obs, reward, terminated, truncated, _ = self.env.step(action)
+        self.rewards.append(float(reward))
+        self.done, self.terminated = bool(terminated or truncated), bool(terminated)
+
+    def episode(self) -> Episode:
+        return Episode(np.array(self.obs_list), np.array(self.actions), np.array(self.rewards), self.terminated)
+
+
+def evaluate_seeds(
+    policy: BatchPolicy, envs: Sequence[Sequence[gym.Env]], first_seeds: Sequence[int], on_step: StepHook | None = None
+) -> list[EvalResult]:
+    """Run one episode on each of ``envs[k][i]`` (seed k's policy, episode i) until all have ended.
 
     Args:
-        policy: observation -> action in [-1, 1] (deterministic for the paper's evaluation).
-        env: an env made by ``td3x.envs.make_env``; episode i starts from ``reset(seed=first_seed + i)``.
-        episodes: how many episodes to run.
-        first_seed: the reset seed of episode 0.
-        on_step: called after every reset and every step, while the env shows that state (a video
-            recorder renders its frame there); it never changes the episode.
+        policy: (K, B, obs_dim) observations -> (K, B, action_dim) actions in [-1, 1], deterministic for
+            the paper's evaluation; B = ``len(envs[k])`` episodes per seed.
+        envs: envs made by ``td3x.envs.make_env``; ``envs[k][i]`` starts from ``reset(seed=first_seeds[k] + i)``.
+        first_seeds: the reset seed of each seed's episode 0.
+        on_step: called after the resets and after every step, while the envs show that state (a video
+            recorder renders its frame there); it never changes the episodes.
     """
-    played = [_play(policy, env, first_seed + i, on_step) for i in range(episodes)]
-    return EvalResult(
-        returns=np.array([episode.rewards.sum() for episode in played]),
-        lengths=np.array([len(episode.rewards) for episode in played], dtype=np.int64),
-        episodes=played,
-    )
-
-
-def _play(policy: Policy, env: gym.Env, seed: int, on_step: StepHook | None) -> Episode:
-    obs_list, actions, rewards = [], [], []
-    obs, _ = env.reset(seed=seed)
+    recorders = [
+        [_Recorder(env, first_seed + i) for i, env in enumerate(row)]
+        for row, first_seed in zip(envs, first_seeds, strict=True)
+    ]
     if on_step is not None:
         on_step()
-    terminated = truncated = False
-    while not (terminated or truncated):
-        action = policy(obs)
-        obs_list.append(obs)
-        actions.append(action)
-        obs, reward, terminated, truncated, _ = env.step(action)
+    while not all(r.done for row in recorders for r in row):
+        actions = policy(np.array([[r.obs for r in row] for row in recorders]))
+        for row, row_actions in zip(recorders, actions, strict=True):
+            for recorder, action in zip(row, row_actions, strict=True):
+                if not recorder.done:  # an ended episode waits for the others; its action is not taken
+                    recorder.step(action)
         if on_step is not None:
             on_step()
-        rewards.append(float(reward))
-    return Episode(
-        obs=np.array(obs_list), actions=np.array(actions), rewards=np.array(rewards), terminated=bool(terminated)
-    )
+    return [EvalResult.of([r.episode() for r in row]) for row in recorders]
+
+
+def evaluate(policy: Policy, envs: Sequence[gym.Env], first_seed: int, on_step: StepHook | None = None) -> EvalResult:
+    """One policy's ``len(envs)`` episodes side by side (episode i on ``envs[i]``): see :func:`evaluate_seeds`."""
+    batch_policy = lambda obs: np.stack([[policy(o) for o in row] for row in obs])  # noqa: E731
+    return evaluate_seeds(batch_policy, [envs], [first_seed], on_step)[0]

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
+TorchGenerator = torch.Generator  # the field named ``torch`` below hides the module inside the class
+
 
 @dataclass
 class Generators:
@@ -18,6 +20,7 @@ class Generators:
     noise: np.random.Generator  # exploration noise
     replay: np.random.Generator  # replay sampling
     torch: torch.Generator  # target policy smoothing noise (on the agent's device)
+    init: TorchGenerator  # the networks' initial weights (on the CPU, so a seed starts alike on every device)
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -25,6 +28,7 @@ class Generators:
             "noise": self.noise.bit_generator.state,
             "replay": self.replay.bit_generator.state,
             "torch": self.torch.get_state(),
+            "init": self.init.get_state(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -32,10 +36,11 @@ class Generators:
         self.noise.bit_generator.state = state["noise"]
         self.replay.bit_generator.state = state["replay"]
         self.torch.set_state(state["torch"])
+        self.init.set_state(state["init"])
 
 
 def seed_everything(seed: int, device: torch.device) -> Generators:
-    """Seed the global RNGs (network initialisation, libraries) and derive independent generators.
+    """Seed the global RNGs (libraries) and derive the seed's independent generators.
 
     Env resets are seeded separately: the training env once with ``reset(seed=seed)``, evaluation
     episodes with ``reset(seed=eval_seed + i)``.
@@ -43,13 +48,23 @@ def seed_everything(seed: int, device: torch.device) -> Generators:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    actions, noise, replay, torch_seed = np.random.SeedSequence(seed).spawn(4)
+    return generators_of(seed, device)
+
+
+def generators_of(seed: int, device: torch.device) -> Generators:
+    """The generators of one seed; a process training several seeds holds one set per seed."""
+    actions, noise, replay, torch_seed, init_seed = np.random.SeedSequence(seed).spawn(5)
     return Generators(
         actions=np.random.default_rng(actions),
         noise=np.random.default_rng(noise),
         replay=np.random.default_rng(replay),
-        torch=torch.Generator(device).manual_seed(int(torch_seed.generate_state(1, dtype=np.uint64)[0]) >> 1),
+        torch=torch.Generator(device).manual_seed(_torch_seed(torch_seed)),
+        init=torch.Generator().manual_seed(_torch_seed(init_seed)),
     )
+
+
+def _torch_seed(sequence: np.random.SeedSequence) -> int:
+    return int(sequence.generate_state(1, dtype=np.uint64)[0]) >> 1
 
 
 def global_rng_state() -> dict[str, Any]:

@@ -32,7 +32,7 @@ from td3x.envs import check_env, env_spec, make_env
 from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE, truncate_after, write_json_atomic
 from td3x.provenance import collect_provenance
 from td3x.resume import Plan, ResumeError, exclusive, plan
-from td3x.trainer import RunInterrupted, Trainer, TrainingError
+from td3x.trainer import RunInterrupted, Trainer, TrainingError, seed_configs, seed_run_dirs
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +51,14 @@ def buffer_memory_problems(config: TrainConfig) -> list[str]:
     spec = env_spec(env)
     env.close()
     floats_per_transition = 2 * spec.obs_dim + spec.action_dim + 2  # obs, next_obs, action, reward, terminated
-    needed = config.agent.buffer_size * floats_per_transition * np.dtype(np.float32).itemsize
+    needed = config.run.num_seeds * config.agent.buffer_size * floats_per_transition * np.dtype(np.float32).itemsize
     available = _available_memory_bytes()
     if available is None or needed <= available:
         return []
     return [
-        f"agent.buffer_size={config.agent.buffer_size} is not allowed: its replay buffer needs "
-        f"{needed / 1e9:.1f} GB, more than the {available / 1e9:.1f} GB of memory available here"
+        f"agent.buffer_size={config.agent.buffer_size} is not allowed: the replay buffers of "
+        f"run.num_seeds={config.run.num_seeds} seed(s) need {needed / 1e9:.1f} GB, more than the "
+        f"{available / 1e9:.1f} GB of memory available here"
     ]
 
 
@@ -72,8 +73,8 @@ def _available_memory_bytes() -> int | None:
 
 
 @contextlib.contextmanager
-def stop_at_episode_boundary(trainer: Trainer) -> Iterator[None]:
-    """SIGTERM/SIGINT ask the loop to checkpoint at the next episode boundary and stop (never mid-update);
+def stop_after_checkpoint(trainer: Trainer) -> Iterator[None]:
+    """SIGTERM/SIGINT ask the loop to checkpoint after the current env step and stop (never mid-update);
     a second SIGINT stops at once. Under submitit, whose own handlers requeue the job, nothing is changed."""
     if threading.current_thread() is not threading.main_thread() or "SUBMITIT_EXECUTOR" in os.environ:
         yield
@@ -92,21 +93,37 @@ def stop_at_episode_boundary(trainer: Trainer) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-# SIGTERM/SIGINT at an episode boundary; SystemExit is submitit's exit after it requeued a preempted job
+# SIGTERM/SIGINT after a checkpoint; SystemExit is submitit's exit after it requeued a preempted job
 INTERRUPTIONS = (RunInterrupted, KeyboardInterrupt, SystemExit)
 
 
-def _prepare_run_dir(run_dir: Path, decision: Plan) -> None:
+def _prepare_run_dirs(run_dirs: list[Path], decision: Plan) -> None:
     """A resumed run drops the rows it will write again; a fresh start drops a killed attempt's rows."""
-    if decision.action == "resume":
-        truncate_after(run_dir, decision.parts["counters"]["step"])
-    else:
-        for name in (EVAL_FILE, METRICS_FILE, SUMMARY_FILE):
-            (run_dir / name).unlink(missing_ok=True)
+    for run_dir in run_dirs:
+        if decision.action == "resume":
+            truncate_after(run_dir, decision.parts["counters"]["step"])
+        else:
+            for name in (EVAL_FILE, METRICS_FILE, SUMMARY_FILE):
+                (run_dir / name).unlink(missing_ok=True)
+
+
+def group_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ``run`` returns: a plain run's summary; for K seeds, their mean returns and each seed's summary."""
+    if len(summaries) == 1:
+        return summaries[0]
+    finals = [s["final_return"] for s in summaries if s["final_return"] is not None]
+    last10 = [s["last10_return"] for s in summaries if s["last10_return"] is not None]
+    return {
+        **summaries[0],
+        "final_return": float(np.mean(finals)) if finals else None,
+        "last10_return": float(np.mean(last10)) if last10 else None,
+        "seeds": summaries,
+    }
 
 
 def run(config: TrainConfig, run_dir: Path | str, choices: dict[str, str] | None = None) -> dict[str, Any]:
-    """Train one run in ``run_dir`` (or resume it from its checkpoint) and return its summary.
+    """Train one run in ``run_dir`` (or resume it from its checkpoint) and return its summary; with
+    ``run.num_seeds`` K > 1, K runs in ``run_dir/seed_<seed>`` and their :func:`group_summary`.
 
     Args:
         config: a checked config (building a ``TrainConfig`` runs the range checks).
@@ -116,7 +133,7 @@ def run(config: TrainConfig, run_dir: Path | str, choices: dict[str, str] | None
     Raises:
         ResumeError: the run dir holds another config's results, or results with ``run.resume=never``.
         TrainingError: a non-finite loss or parameter; the logs and the last good checkpoint are kept.
-        RunInterrupted: SIGTERM/SIGINT; a checkpoint was written at an episode boundary first.
+        RunInterrupted: SIGTERM/SIGINT; a checkpoint was written first.
     """
     run_dir = Path(run_dir)
     with exclusive(run_dir):
@@ -127,37 +144,45 @@ def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | No
     decision = plan(config, run_dir)
     if decision.action == "complete":
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
-        evaluations = decision.parts["eval_returns"]
-        return {
-            "status": "complete",
-            "failure": None,
-            "steps": decision.parts["counters"]["step"],
-            "final_return": evaluations[-1],
-            "last10_return": float(np.mean(evaluations[-10:])),
-            "wall_time_s": decision.parts["wall_time_s"],
-            "run_dir": str(run_dir),
-        }
+        seeds = zip(decision.parts["seeds"], seed_run_dirs(config, run_dir), strict=True)
+        return group_summary([_finished_summary(decision.parts, state, seed_dir) for state, seed_dir in seeds])
     run_dir.mkdir(parents=True, exist_ok=True)
-    _prepare_run_dir(run_dir, decision)
-    trainer = Trainer(config, run_dir, choices, wandb_run_id=decision.parts.get("wandb_run_id"))
-    (run_dir / CONFIG_FILE).write_text(
-        yaml.safe_dump({**to_container(config), "choices": choices or {}}, sort_keys=False)
-    )
-    write_json_atomic(run_dir / "provenance.json", collect_provenance())
+    run_dirs = seed_run_dirs(config, run_dir)
+    _prepare_run_dirs(run_dirs, decision)
+    saved_seeds = decision.parts.get("seeds", [])
+    trainer = Trainer(config, run_dir, choices, wandb_run_ids=[seed["wandb_run_id"] for seed in saved_seeds] or None)
+    for seed_config, seed_dir in zip(seed_configs(config), run_dirs, strict=True):
+        (seed_dir / CONFIG_FILE).write_text(
+            yaml.safe_dump({**to_container(seed_config), "choices": choices or {}}, sort_keys=False)
+        )
+        write_json_atomic(seed_dir / "provenance.json", collect_provenance())
     try:
         if decision.action == "resume":
             trainer.restore(decision.parts)
             log.info("resuming %s from its checkpoint at env step %d", run_dir, trainer.step)
-        with stop_at_episode_boundary(trainer):
+        with stop_after_checkpoint(trainer):
             trainer.train()
     except INTERRUPTIONS as error:  # resumable: the run is unfinished, not failed
         trainer.close("running", interrupted=f"{type(error).__name__}: {error}")
         raise
     except BaseException as error:
         with contextlib.suppress(OSError):  # a full disk may refuse the summary too; the original error matters
-            trainer.close("failed", f"{type(error).__name__}: {error}")
+            trainer.close("failed", failure=f"{type(error).__name__}: {error}")
         raise
-    return trainer.close("complete")
+    return group_summary(trainer.close("complete"))
+
+
+def _finished_summary(parts: dict[str, Any], seed_state: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    evaluations = seed_state["eval_returns"]
+    return {
+        "status": "complete",
+        "failure": None,
+        "steps": parts["counters"]["step"],
+        "final_return": evaluations[-1],
+        "last10_return": float(np.mean(evaluations[-10:])),
+        "wall_time_s": parts["wall_time_s"],
+        "run_dir": str(run_dir),
+    }
 
 
 # ---------------------------------------------------------------------- Hydra entrypoint

@@ -176,7 +176,7 @@ def record_episode(policy: Policy, env: gym.Env, path: Path, seed: int) -> Recor
     try:
         writer: Any = imageio.get_writer(path, format="FFMPEG", fps=fps, macro_block_size=2)
         with writer:
-            result = evaluate(policy, env, 1, seed, on_step=lambda: writer.append_data(render_frame(env)))
+            result = evaluate(policy, [env], seed, on_step=lambda: writer.append_data(render_frame(env)))
     except BaseException:
         path.unlink(missing_ok=True)  # a truncated video must not pass for a result
         raise

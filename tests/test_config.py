@@ -211,7 +211,9 @@ def test_env_ids_are_checked_against_the_registry(
 
 def test_a_buffer_larger_than_memory_is_refused_with_the_numbers(compose_cfg: Callable[..., DictConfig]) -> None:
     (problem,) = check_runtime(to_typed(compose_cfg("env=hopper", "agent.buffer_size=100000000000")))
-    assert problem.startswith("agent.buffer_size=100000000000 is not allowed: its replay buffer needs 10800.0 GB, ")
+    assert problem.startswith(
+        "agent.buffer_size=100000000000 is not allowed: the replay buffers of run.num_seeds=1 seed(s) need 10800.0 GB, "
+    )
     assert "of memory available here" in problem
 
 

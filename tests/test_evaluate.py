@@ -78,9 +78,10 @@ def test_checkpoint_reproduces_the_last_evaluation_exactly(
     assert record["returns"] == [float(row["return_0"]), float(row["return_1"])]
     assert (record["return_mean"], record["return_std"]) == (float(row["return_mean"]), float(row["return_std"]))
     assert record["length_mean"] == float(row["length_mean"])
-    # the checkpoint file itself; episode 1 of the protocol is the episode that starts from seed 101
+    # the checkpoint file itself; episode 1 of the protocol is the episode that starts from seed 101. Alone, it
+    # is acted for in batches of one instead of two: the matmuls round differently, in the last bits only
     assert cli([str(run_dir / checkpoint.CHECKPOINT_FILE), "--episodes", "1", "--seed", "101"], capsys)[0] == 0
-    assert eval_record(run_dir, 600, 101, 1)["returns"] == [float(row["return_1"])]
+    assert eval_record(run_dir, 600, 101, 1)["returns"] == [pytest.approx(float(row["return_1"]), rel=1e-6)]
 
 
 def test_video_is_an_mp4_of_the_evaluation_episode_and_reaches_wandb(
@@ -132,7 +133,8 @@ def test_exported_policy_runs_with_onnxruntime_alone(
     env = make_env(trained.config.env)
     assert isinstance(env, gym.wrappers.RescaleAction)
     obs = sample_observations(env, 64, seed=3) * 3.0  # beyond the normaliser's clip too
-    expected = np.stack([env.action(trained.agent.act(o)) for o in obs])  # what the env receives in training
+    policy = trained.agent.seed_policy()
+    expected = np.stack([env.action(policy(o)) for o in obs])  # what the env receives in training
     env.close()
     np.save(tmp_path / "obs.npy", obs)
     np.save(tmp_path / "expected.npy", expected)

@@ -1,4 +1,5 @@
-"""Nothing lost: a run killed at any moment resumes exactly; SIGTERM checkpoints at an episode boundary; a
+"""Nothing lost: a run killed at any moment resumes exactly (one seed or several per process); SIGTERM
+checkpoints after the current step, mid-episode, and resumes exactly; a
 changed config, a finished run, run.resume=never, a corrupt checkpoint and a NaN are each handled clearly.
 All through the real entrypoint in subprocesses (marked slow)."""
 
@@ -102,7 +103,7 @@ def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     assert read_run(segments[-1]).exit_code == 0  # the resumed segment finished the same W&B run
 
 
-def test_sigterm_checkpoints_at_an_episode_boundary_and_resumes(uninterrupted: Path, tmp_path: Path) -> None:
+def test_sigterm_checkpoints_mid_episode_and_resumes(uninterrupted: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     process = subprocess.Popen(
         command(run_dir), env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -111,12 +112,29 @@ def test_sigterm_checkpoints_at_an_episode_boundary_and_resumes(uninterrupted: P
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 1 and "stopped by SIGTERM at env step" in stderr
-    step = checkpoint.load(run_dir / "checkpoint.pt")["counters"]["step"]
-    assert step % 200 == 0  # Pendulum's episodes end every 200 steps: a boundary
+    parts = checkpoint.load(run_dir / "checkpoint.pt")
+    step = parts["counters"]["step"]
+    assert len(parts["seeds"][0]["tape"]["actions"]) == step % 200  # the episode so far, replayed on resume
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "running" and summary["failure"] is None and "SIGTERM" in summary["interrupted"]
     assert train(run_dir).returncode == 0
     assert_same_run(run_dir, uninterrupted)
+
+
+def test_k_seeds_killed_then_resumed_equal_an_uninterrupted_k_seed_run(tmp_path: Path) -> None:
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    assert train(straight, "run.num_seeds=2").returncode == 0
+    process = subprocess.Popen(
+        command(killed, "run.num_seeds=2"), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_for_checkpoint(process, killed, 1.5)
+    process.kill()
+    process.wait()
+    result = train(killed, "run.num_seeds=2")
+    assert result.returncode == 0 and "resuming" in result.stdout + result.stderr, result.stderr
+    for seed in ("seed_0", "seed_1"):
+        assert_same_run(killed / seed, straight / seed)
+    assert without_timing(straight / "seed_0" / "eval.csv") != without_timing(straight / "seed_1" / "eval.csv")
 
 
 def test_finished_run_relaunched_does_nothing(uninterrupted: Path) -> None:

@@ -9,25 +9,25 @@ import torch
 from td3x.config import AgentConfig, TargetRule
 from td3x.envs import EnvSpec
 from td3x.replay_buffer import Batch
-from td3x.td3 import TD3, polyak_update
+from td3x.seeding import generators_of
+from td3x.td3 import TD3, polyak_update, smooth
 
 SPEC = EnvSpec(obs_dim=3, action_dim=2)
 
 
-def make_agent(**overrides: object) -> TD3:
+def make_agent(seeds: int = 1, **overrides: object) -> TD3:
     config = AgentConfig(hidden_sizes=[8, 8], **overrides)  # type: ignore[arg-type]
-    torch.manual_seed(0)
-    return TD3(SPEC, config, torch.device("cpu"), torch.Generator().manual_seed(0))
+    return TD3(SPEC, config, torch.device("cpu"), [generators_of(seed, torch.device("cpu")) for seed in range(seeds)])
 
 
-def make_batch(n: int = 4, reward: float = 1.0, terminated: float = 0.0) -> Batch:
+def make_batch(n: int = 4, reward: float = 1.0, terminated: float = 0.0, seeds: int = 1) -> Batch:
     generator = torch.Generator().manual_seed(1)
     return Batch(
-        obs=torch.randn(n, 3, generator=generator),
-        action=torch.rand(n, 2, generator=generator) * 2 - 1,
-        reward=torch.full((n,), reward),
-        next_obs=torch.randn(n, 3, generator=generator),
-        terminated=torch.full((n,), terminated),
+        obs=torch.randn(seeds, n, 3, generator=generator),
+        action=torch.rand(seeds, n, 2, generator=generator) * 2 - 1,
+        reward=torch.full((seeds, n), reward),
+        next_obs=torch.randn(seeds, n, 3, generator=generator),
+        terminated=torch.full((seeds, n), terminated),
     )
 
 
@@ -36,7 +36,7 @@ def set_constant_output(layers: torch.nn.Module, values: list[float]) -> None:
     last = layers.layers[-1]  # type: ignore[index]
     with torch.no_grad():
         last.weight.zero_()
-        last.bias.copy_(torch.tensor(values).reshape(-1, 1, 1))
+        last.bias.copy_(torch.tensor(values).reshape(1, -1, 1, 1))
 
 
 def set_actor_output(actor: torch.nn.Module, pre_tanh: float) -> None:
@@ -50,6 +50,7 @@ def test_target_takes_min_of_twin_target_critics() -> None:
     agent = make_agent(discount=0.5, n_critics=2)
     set_constant_output(agent.critic_target, [3.0, 5.0])
     y = agent.td_target(make_batch(reward=1.0))
+    assert y.shape == (1, 1, 4)  # one target for both critics
     assert torch.allclose(y, torch.full_like(y, 2.5))  # 1 + 0.5 * min(3, 5)
 
 
@@ -71,27 +72,33 @@ def test_critic_loss_sums_each_critics_mse() -> None:
     agent = make_agent(discount=0.5)
     set_constant_output(agent.critic_target, [3.0, 5.0])
     set_constant_output(agent.critic, [2.0, 4.0])
-    metrics = agent.update(make_batch(reward=1.0))
+    assert agent.update(make_batch(reward=1.0)) == {}  # no statistics unless asked for
+    set_constant_output(agent.critic, [2.0, 4.0])
+    metrics = agent.update(make_batch(reward=1.0), record=True)
     assert metrics["critic_loss"].item() == pytest.approx((2.5 - 2.0) ** 2 + (2.5 - 4.0) ** 2)
     assert metrics["q1_mean"].item() == pytest.approx(2.0)
     assert metrics["q1_q2_abs_diff"].item() == pytest.approx(2.0)
+    assert metrics["critic_grad_norm"].item() > 0 and "actor_grad_norm" in metrics  # update 2 of d = 2: the actor
 
 
 def test_smoothing_noise_is_clipped_then_action_clipped_to_range() -> None:
     agent = make_agent(target_policy_noise=100.0, target_noise_clip=0.5)
     set_actor_output(agent.actor_target, 0.0)  # π'(s') = 0
-    action = agent.smooth(agent.actor_target(torch.randn(1000, 3))[0])
+    noise = agent.smoothing_noise(torch.Size((1, 1000, 2)))
+    assert noise.shape == (1, 1, 1000, 2)
+    action = smooth(agent.actor_target(torch.randn(1, 1000, 3)), noise)[0, 0]
     assert action.abs().max().item() == pytest.approx(0.5)  # |ε| <= c
     assert (action.abs() == 0.5).float().mean() > 0.9  # σ̃ = 100: nearly every sample hits the clip
     assert action.std(dim=0).min() > 0.4  # independent noise per sample and per action dim
     set_actor_output(agent.actor_target, 10.0)  # π'(s') = tanh(10) ≈ 1
-    assert agent.smooth(agent.actor_target(torch.randn(1000, 3))[0]).max().item() <= 1.0
+    assert smooth(agent.actor_target(torch.randn(1, 1000, 3)), noise).max().item() <= 1.0
 
 
 def test_zero_smoothing_noise_gives_the_target_actor_action() -> None:
     agent = make_agent(target_policy_noise=0.0)
-    next_obs = torch.randn(16, 3)
-    assert torch.equal(agent.smooth(agent.actor_target(next_obs)), agent.actor_target(next_obs))
+    next_obs = torch.randn(1, 16, 3)
+    noise = agent.smoothing_noise(torch.Size((1, 16, 2)))
+    assert torch.equal(smooth(agent.actor_target(next_obs), noise), agent.actor_target(next_obs))
 
 
 def snapshot(module: torch.nn.Module) -> list[torch.Tensor]:
@@ -108,7 +115,7 @@ def test_actor_and_targets_step_only_every_policy_delay_updates() -> None:
     for update in range(1, 7):
         actor, critic = snapshot(agent.actor), snapshot(agent.critic)
         actor_target, critic_target = snapshot(agent.actor_target), snapshot(agent.critic_target)
-        metrics = agent.update(batch)
+        metrics = agent.update(batch, record=True)
         delayed_step = update % 3 == 0
         assert changed(critic, agent.critic)  # the critics learn on every update
         assert changed(actor, agent.actor) == delayed_step
@@ -137,7 +144,7 @@ def test_actor_follows_q1_only() -> None:
         agent = make_agent(policy_delay=1)
         with torch.no_grad():  # a very different Q_θ2 (a min or a mean over critics would follow it)
             for layer in agent.critic.layers:
-                layer.weight[1].mul_(q2_scale)
+                layer.weight[:, 1].mul_(q2_scale)
         agent.critic_optimizer.param_groups[0]["lr"] = 0.0  # keep the critics fixed
         agent.update(make_batch())
         results.append(snapshot(agent.actor))
@@ -146,11 +153,80 @@ def test_actor_follows_q1_only() -> None:
 
 def test_critic_ensemble_members_are_independent_networks() -> None:
     agent = make_agent(n_critics=2)
-    obs, action = torch.randn(5, 3), torch.randn(5, 2)
+    obs, action = torch.randn(1, 5, 3), torch.randn(1, 5, 2)
     q = agent.critic(obs, action)
-    assert q.shape == (2, 5)
-    assert torch.equal(agent.critic.q1(obs, action), q[0])
-    assert not torch.allclose(q[0], q[1])
+    assert q.shape == (1, 2, 5)
+    assert torch.equal(agent.critic(obs, action, n_members=1)[:, 0], q[:, 0])
+    assert not torch.allclose(q[:, 0], q[:, 1])
+
+
+# ---------------------------------------------------------------------- K seeds in one agent (run.num_seeds)
+def parameters_of_seed(agent: TD3, seed_index: int) -> list[torch.Tensor]:
+    modules = (agent.actor, agent.critic, agent.actor_target, agent.critic_target)
+    return [p.detach()[seed_index].clone() for module in modules for p in module.parameters()]
+
+
+@pytest.mark.parametrize("overrides", [{}, {"target_rule": TargetRule.dq_ac}, {"critic_action_layer": 1}])
+def test_each_seed_of_a_stacked_agent_learns_as_the_agent_of_that_seed_alone(overrides: dict[str, object]) -> None:
+    """K seeds share one update call, and seed k's parameters follow exactly the one-seed update of its batch."""
+    stacked = make_agent(seeds=3, policy_delay=2, **overrides)
+    alone = [
+        TD3(SPEC, stacked_config(**overrides), torch.device("cpu"), [generators_of(k, torch.device("cpu"))])
+        for k in range(3)
+    ]
+    batches = [make_batch(n=16, seeds=3) for _ in range(4)]
+    for k in range(3):  # a seed's initial weights depend on its seed only, not on how many seeds share the agent
+        assert all(torch.equal(a, b) for a, b in zip(parameters_of_seed(stacked, k), parameters_of_seed(alone[k], 0)))
+    for batch in batches:
+        batch = Batch(
+            *(field * (1 + torch.arange(3.0)).reshape(3, *[1] * (field.dim() - 1)) for field in vars(batch).values())
+        )
+        recorded = stacked.update(batch, record=True)
+        for k in range(3):
+            seed_batch = Batch(*(field[k : k + 1] for field in vars(batch).values()))
+            alone_metrics = alone[k].update(seed_batch, record=True)
+            assert torch.allclose(recorded["critic_loss"][k], alone_metrics["critic_loss"][0], rtol=1e-5)
+    for k in range(3):
+        for a, b in zip(parameters_of_seed(stacked, k), parameters_of_seed(alone[k], 0), strict=True):
+            assert torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert not torch.allclose(stacked.actor.layers[0].weight[0], stacked.actor.layers[0].weight[1])  # seeds differ
+
+
+def stacked_config(**overrides: object) -> AgentConfig:
+    return AgentConfig(hidden_sizes=[8, 8], policy_delay=2, **overrides)  # type: ignore[arg-type]
+
+
+def test_one_seeds_state_dict_loads_into_a_one_seed_agent() -> None:
+    stacked = make_agent(seeds=3)
+    stacked.update(make_batch(seeds=3))
+    stacked.update(make_batch(seeds=3))
+    alone = make_agent(seeds=1)
+    alone.load_state_dict(stacked.state_dict(seed_index=2))
+    assert all(torch.equal(a, b) for a, b in zip(parameters_of_seed(stacked, 2), parameters_of_seed(alone, 0)))
+    moments = alone.critic_optimizer.state_dict()["state"][0]["exp_avg"]
+    assert torch.equal(moments[0], stacked.critic_optimizer.state_dict()["state"][0]["exp_avg"][2])
+
+
+@pytest.mark.slow
+def test_compiled_losses_match_eager() -> None:
+    """``run.compile`` changes how the losses run, not what they compute."""
+    eager, compiled = (
+        make_agent(seeds=2),
+        TD3(
+            SPEC,
+            AgentConfig(hidden_sizes=[8, 8]),
+            torch.device("cpu"),
+            [generators_of(seed, torch.device("cpu")) for seed in range(2)],
+            compile=True,
+        ),
+    )
+    for _ in range(4):
+        batch = make_batch(n=16, seeds=2)
+        eager_metrics, compiled_metrics = eager.update(batch, record=True), compiled.update(batch, record=True)
+        assert torch.allclose(eager_metrics["critic_loss"], compiled_metrics["critic_loss"], rtol=1e-5)
+    for k in range(2):
+        for a, b in zip(parameters_of_seed(eager, k), parameters_of_seed(compiled, k), strict=True):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
 # ---------------------------------------------------------------------- the other target rules of Table 2
@@ -160,8 +236,8 @@ def test_ddqn_target_uses_the_current_actor() -> None:
     set_actor_output(agent.actor, 1.0)
     set_actor_output(agent.actor_target, -1.0)
     batch = make_batch()
-    current = agent.critic_target(batch.next_obs, agent.actor(batch.next_obs)[0])[0]
-    stale = agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs)[0])[0]
+    current = agent.critic_target(batch.next_obs, agent.actor(batch.next_obs)[:, 0])
+    stale = agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs)[:, 0])
     assert torch.allclose(agent.td_target(batch), 1.0 + 0.5 * current)
     assert not torch.allclose(current, stale)
 
@@ -170,19 +246,19 @@ def test_dq_ac_each_critic_bootstraps_from_the_other() -> None:
     """DQ-AC (Eq. 9): y_1 = r + γ Q_θ'2(s', π_φ1(s')), y_2 = r + γ Q_θ'1(s', π_φ2(s'))."""
     agent = make_agent(target_rule=TargetRule.dq_ac, n_critics=2, discount=0.5)
     set_constant_output(agent.critic_target, [3.0, 5.0])
-    y = agent.td_target(make_batch(reward=1.0))
+    y = agent.td_target(make_batch(reward=1.0))[0]
     assert y.shape == (2, 4)
     assert torch.allclose(y[0], torch.full((4,), 3.5)) and torch.allclose(y[1], torch.full((4,), 2.5))
 
     agent = make_agent(target_rule=TargetRule.dq_ac, n_critics=2, discount=0.5, target_policy_noise=0.0)
     batch = make_batch()
-    actions = agent.actor(batch.next_obs)  # (2, N, A): π_φ1(s'), π_φ2(s')
+    actions = agent.actor(batch.next_obs)[0]  # (2, N, A): π_φ1(s'), π_φ2(s')
     assert not torch.allclose(actions[0], actions[1])  # two independently initialised actors
     q_at_first, q_at_second = (
-        agent.critic_target(batch.next_obs, actions[0]),
-        agent.critic_target(batch.next_obs, actions[1]),
+        agent.critic_target(batch.next_obs, actions[None, 0])[0],
+        agent.critic_target(batch.next_obs, actions[None, 1])[0],
     )
-    y = agent.td_target(batch)
+    y = agent.td_target(batch)[0]
     assert torch.allclose(y[0], 1.0 + 0.5 * q_at_first[1]) and torch.allclose(y[1], 1.0 + 0.5 * q_at_second[0])
 
 
@@ -192,21 +268,21 @@ def test_dq_ac_actor_i_follows_critic_i() -> None:
         agent = make_agent(target_rule=TargetRule.dq_ac, n_critics=2, policy_delay=1)
         with torch.no_grad():
             for layer in agent.critic.layers:
-                layer.weight[1].mul_(q2_scale)
+                layer.weight[:, 1].mul_(q2_scale)
         agent.critic_optimizer.param_groups[0]["lr"] = agent.critic_optimizer.param_groups[1]["lr"] = 0.0
         agent.update(make_batch())
         results.append([layer.weight.detach().clone() for layer in agent.actor.layers])
-    assert all(torch.equal(a[0], b[0]) for a, b in zip(*results, strict=True))  # actor 1 ignores critic 2
-    assert not all(torch.equal(a[1], b[1]) for a, b in zip(*results, strict=True))  # actor 2 follows it
+    assert all(torch.equal(a[:, 0], b[:, 0]) for a, b in zip(*results, strict=True))  # actor 1 ignores critic 2
+    assert not all(torch.equal(a[:, 1], b[:, 1]) for a, b in zip(*results, strict=True))  # actor 2 follows it
 
 
 def test_ddpg_critic_takes_the_action_at_its_second_layer() -> None:
     agent = make_agent(critic_action_layer=1, n_critics=1)
     first, second = agent.critic.layers[0], agent.critic.layers[1]
-    assert first.weight.shape == (1, 3, 8)  # the state alone
-    assert second.weight.shape == (1, 8 + 2, 8)  # hidden features and the action
-    action = torch.zeros(5, 2, requires_grad=True)
-    agent.critic.q1(torch.randn(5, 3), action).sum().backward()
+    assert first.weight.shape == (1, 1, 3, 8)  # the state alone
+    assert second.weight.shape == (1, 1, 8 + 2, 8)  # hidden features and the action
+    action = torch.zeros(1, 5, 2, requires_grad=True)
+    agent.critic(torch.randn(1, 5, 3), action).sum().backward()
     assert action.grad is not None and action.grad.abs().sum() > 0
 
 
@@ -214,7 +290,7 @@ def test_critic_weight_decay_acts_on_hidden_weights_only() -> None:
     agent = make_agent(critic_weight_decay=0.01)
     decayed, others = agent.critic_optimizer.param_groups
     assert decayed["weight_decay"] == 0.01 and others["weight_decay"] == 0.0
-    assert [p.shape for p in decayed["params"]] == [(2, 5, 8), (2, 8, 8)]
+    assert [p.shape for p in decayed["params"]] == [(1, 2, 5, 8), (1, 2, 8, 8)]
     assert len(others["params"]) == 4  # the three biases and the output layer's weight
 
 
@@ -226,16 +302,18 @@ def test_final_layer_init_bounds_the_last_layers() -> None:
 
 
 def test_observation_normaliser_statistics_clip_and_state() -> None:
-    agent = TD3(SPEC, AgentConfig(hidden_sizes=[8]), torch.device("cpu"), torch.Generator(), normalize_obs=True)
-    data = np.random.default_rng(0).normal(3.0, 2.0, size=(500, 3))
+    generators = [generators_of(seed, torch.device("cpu")) for seed in range(2)]
+    agent = TD3(SPEC, AgentConfig(hidden_sizes=[8]), torch.device("cpu"), generators, normalize_obs=True)
+    data = np.random.default_rng(0).normal(3.0, 2.0, size=(500, 2, 3))
+    data[:, 1] *= 10  # seed 1 sees other states: statistics of its own
     for obs in data:
         agent.obs_normalizer.update(obs)
     assert np.allclose(agent.obs_normalizer.mean.numpy(), data.mean(axis=0))
     assert np.allclose(agent.obs_normalizer.var.numpy(), data.var(axis=0))
-    normalised = agent.obs_normalizer(torch.tensor([[3.0, 3.0, 1e6]], dtype=torch.float32))
-    assert normalised[0, 2] == 5.0 and abs(normalised[0, 0]) < 0.2
+    normalised = agent.obs_normalizer(torch.tensor([[[3.0, 3.0, 1e6]], [[30.0, 30.0, 0.0]]], dtype=torch.float32))
+    assert normalised[0, 0, 2] == 5.0 and abs(normalised[0, 0, 0]) < 0.2 and abs(normalised[1, 0, 0]) < 0.2
     before = agent.obs_normalizer.mean.clone()
-    agent.act(data[0])  # acting (and so evaluating) never moves the statistics
+    agent.act(data[:1].transpose(1, 0, 2))  # acting (and so evaluating) never moves the statistics
     assert torch.equal(before, agent.obs_normalizer.mean)
     assert {"mean", "var", "count"} <= set(agent.state_dict()["obs_normalizer"])
 
@@ -251,13 +329,17 @@ def test_returns_to_go_and_counted_states() -> None:
 
 
 def test_overestimation_bias_is_q_minus_the_return_that_followed() -> None:
-    from td3x.overestimation import overestimation_bias
+    from td3x.overestimation import overestimation_biases
     from td3x.rollout import Episode
 
-    agent = make_agent(n_critics=2)
-    set_constant_output(agent.critic, [5.0, 3.0])
+    agent = make_agent(seeds=2, n_critics=2)
+    with torch.no_grad():  # seed 0's critics output 5 and 3, seed 1's 7 and 9
+        agent.critic.layers[-1].weight.zero_()
+        agent.critic.layers[-1].bias.copy_(torch.tensor([[5.0, 3.0], [7.0, 9.0]]).reshape(2, 2, 1, 1))
     episode = Episode(obs=np.zeros((2, 3)), actions=np.zeros((2, 2)), rewards=np.array([1.0, 1.0]), terminated=True)
-    bias = overestimation_bias(agent, [episode], discount=0.5)  # G = (1.5, 1.0)
-    assert bias == {"bias_q1": pytest.approx(5.0 - 1.25), "bias_min_q": pytest.approx(3.0 - 1.25), "bias_states": 2}
+    longer = Episode(obs=np.zeros((3, 3)), actions=np.zeros((3, 2)), rewards=np.zeros(3), terminated=True)
+    first, second = overestimation_biases(agent, [[episode], [longer]], discount=0.5)  # G = (1.5, 1.0) and 0
+    assert first == {"bias_q1": pytest.approx(5.0 - 1.25), "bias_min_q": pytest.approx(3.0 - 1.25), "bias_states": 2}
+    assert second == {"bias_q1": pytest.approx(7.0), "bias_min_q": pytest.approx(7.0), "bias_states": 3}
     truncated = Episode(obs=np.zeros((2, 3)), actions=np.zeros((2, 2)), rewards=np.ones(2), terminated=False)
-    assert overestimation_bias(agent, [truncated], discount=0.99)["bias_states"] == 0
+    assert overestimation_biases(agent, [[truncated], [truncated]], discount=0.99)[0]["bias_states"] == 0

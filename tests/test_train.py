@@ -43,13 +43,10 @@ def test_episode_end_schedule_runs_as_many_updates_in_bursts(make_config: MakeCo
     bursts = make_config(*TINY, "run.total_steps=600", "env.random_steps=100", "agent.update_schedule=episode_end")
     assert run(bursts, tmp_path / "b")["updates"] == per_step["updates"] == 500  # the final step flushes the rest
     trainer = Trainer(bursts, tmp_path / "c")
-    obs: np.ndarray | None = trainer.env.reset(seed=0)[0]
+    trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
     updates_seen = []
     for _ in range(450):  # Pendulum episodes last 200 steps: updates arrive at steps 200 and 400 only
-        if obs is None:
-            obs, _ = trainer.env.reset()
-        obs = trainer._collect(obs)
-        trainer._run_pending_updates(episode_over=obs is None)
+        trainer._run_pending_updates(episode_over=trainer._collect())
         updates_seen.append(trainer.agent.num_updates)
     trainer.close("complete")
     assert updates_seen[198] == 0 and updates_seen[199] == 200 - 100 and updates_seen[399] == 300
@@ -88,29 +85,29 @@ def test_evaluation_episode_i_starts_from_reset_seed_eval_seed_plus_i() -> None:
         seen.append(obs)
         return np.zeros(1, dtype=np.float32)
 
-    first = evaluate(zero_policy, gym.make("Pendulum-v1"), episodes=3, first_seed=100)
-    second = evaluate(zero_policy, gym.make("Pendulum-v1"), episodes=3, first_seed=100)
+    first = evaluate(zero_policy, [gym.make("Pendulum-v1") for _ in range(3)], first_seed=100)
+    second = evaluate(zero_policy, [gym.make("Pendulum-v1") for _ in range(3)], first_seed=100)
     assert np.array_equal(first.returns, second.returns)  # the same policy re-evaluates exactly
     assert len(set(first.returns.tolist())) == 3  # each episode has its own start state
     assert first.lengths.tolist() == [200, 200, 200]
-    for i in range(3):  # Pendulum episodes are 200 steps: the policy sees episode i's start at call 200 i
+    for i in range(3):  # the episodes run side by side: the policy's first three calls see their starts
         expected_start, _ = gym.make("Pendulum-v1").reset(seed=100 + i)
-        assert np.array_equal(seen[200 * i], expected_start)
+        assert np.array_equal(seen[i], expected_start)
 
 
 def test_truncation_is_stored_as_not_terminal(make_config: MakeConfig, tmp_path: Path) -> None:
     trainer = Trainer(make_config(*TINY, "run.total_steps=1000", "env.random_steps=1000"), tmp_path)
     trainer.train()
-    assert trainer.counts["truncated"] == 5 and trainer.counts["terminated"] == 0
-    assert trainer.buffer.terminated[:1000].sum() == 0  # Pendulum only ends by its 200-step time limit
+    assert trainer.seeds[0].counts["truncated"] == 5 and trainer.seeds[0].counts["terminated"] == 0
+    assert trainer.buffer.terminated[0, :1000].sum() == 0  # Pendulum only ends by its 200-step time limit
     trainer.close("complete")
 
 
 def test_termination_is_stored_as_terminal(make_config: MakeConfig, tmp_path: Path) -> None:
     trainer = Trainer(make_config(*TINY, "env=hopper", "run.total_steps=1000", "env.random_steps=1000"), tmp_path)
     trainer.train()
-    assert trainer.counts["terminated"] > 10  # random actions make the hopper fall
-    assert trainer.buffer.terminated[:1000].sum() == trainer.counts["terminated"]
+    assert trainer.seeds[0].counts["terminated"] > 10  # random actions make the hopper fall
+    assert trainer.buffer.terminated[0, :1000].sum() == trainer.seeds[0].counts["terminated"]
     trainer.close("complete")
 
 
@@ -160,7 +157,8 @@ def test_run_dir_files(make_config: MakeConfig, tmp_path: Path) -> None:
     assert provenance["versions"]["torch"] == torch.__version__.split("+")[0] or provenance["versions"]["torch"]
     assert {"git_commit", "git_dirty", "cpu", "hostname", "command", "slurm_job_id", "python"} <= set(provenance)
     parts = checkpoint.load(tmp_path / "checkpoint.pt")
-    assert {"agent", "buffer", "noise", "generators", "global_rng", "env_rng", "counters", "eval_returns"} <= set(parts)
+    assert {"agent", "buffer", "seeds", "global_rng", "counters", "config", "config_hash"} <= set(parts)
+    assert {"noise", "generators", "tape", "obs", "eval_returns", "wandb_run_id"} <= set(parts["seeds"][0])
     assert parts["counters"]["step"] == 500 and parts["agent"]["num_updates"] == 400
 
 
@@ -170,3 +168,58 @@ def test_a_corrupt_or_missing_checkpoint_is_reported(tmp_path: Path) -> None:
     (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(checkpoint.CheckpointError, match="truncated or corrupt"):
         checkpoint.load(tmp_path / "checkpoint.pt")
+
+
+# ---------------------------------------------------------------------- K seeds in one process (run.num_seeds)
+def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_path: Path) -> None:
+    import yaml
+
+    from td3x.analysis.runs import find_runs
+    from td3x.evaluate import evaluate_run, load_run
+
+    overrides = (*TINY, "run.total_steps=600", "run.eval_every=300", "env.random_steps=300", "seed=5")
+    summary = run(make_config(*overrides, "run.num_seeds=3"), tmp_path / "k")
+    assert [s["status"] for s in summary["seeds"]] == ["complete"] * 3 and summary["updates"] == 300
+    seed_dirs = [tmp_path / "k" / f"seed_{seed}" for seed in (5, 6, 7)]
+    for seed, seed_dir in zip((5, 6, 7), seed_dirs, strict=True):
+        assert {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt"} <= {
+            path.name for path in seed_dir.iterdir()
+        }
+        config = yaml.safe_load((seed_dir / "config.yaml").read_text())
+        assert config["seed"] == seed and config["run"]["num_seeds"] == 3  # the mode is recorded
+        assert [int(row["step"]) for row in read_eval(seed_dir)] == [0, 300, 600]
+    assert sorted(r.path for r in find_runs([tmp_path / "k"])) == seed_dirs  # reports see three ordinary runs
+    rows = [without_timing(read_eval(seed_dir)) for seed_dir in seed_dirs]
+    assert rows[0] != rows[1] != rows[2]  # independent seeds: own init, envs, noise and samples
+    metrics = [json.loads(line) for line in (seed_dirs[1] / "metrics.jsonl").read_text().splitlines()]
+    assert {"critic_loss", "actor_loss", "q1_mean", "episode_return_mean"} <= set(metrics[-1])
+
+    run(make_config(*overrides, "run.num_seeds=3"), tmp_path / "again")  # each seed is deterministic in this mode
+    assert [without_timing(read_eval(tmp_path / "again" / d.name)) for d in seed_dirs] == rows
+
+    trained = load_run(seed_dirs[2])  # a seed's own checkpoint: td3x-eval re-scores its last evaluation
+    result = evaluate_run(trained, 2, first_seed=7 + 100)
+    expected = [float(rows[2][-1][f"return_{i}"]) for i in range(2)]
+    assert result.returns.tolist() == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_k_seed_run_is_refused_with_episode_end_updates(make_config: MakeConfig) -> None:
+    from td3x.config import ConfigError
+
+    with pytest.raises(ConfigError, match="run.num_seeds=2 is not allowed with agent.update_schedule=episode_end"):
+        make_config("run.num_seeds=2", "agent.update_schedule=episode_end")
+
+
+def test_extending_a_run_from_its_mid_episode_checkpoint_equals_a_straight_run(
+    make_config: MakeConfig, tmp_path: Path
+) -> None:
+    """650 steps end mid-episode (Pendulum's last 200): the extension replays that episode's 50 actions."""
+    overrides = (*TINY, "run.eval_every=325", "env.random_steps=100", "run.keep_buffer=true", "run.num_seeds=2")
+    run(make_config(*overrides, "run.total_steps=975"), tmp_path / "straight")
+    run(make_config(*overrides, "run.total_steps=650"), tmp_path / "extended")
+    parts = checkpoint.load(tmp_path / "extended" / "checkpoint.pt")
+    assert [len(seed["tape"]["actions"]) for seed in parts["seeds"]] == [50, 50]
+    run(make_config(*overrides, "run.total_steps=975"), tmp_path / "extended")
+    for seed_dir in ("seed_0", "seed_1"):
+        straight, extended = (without_timing(read_eval(tmp_path / d / seed_dir)) for d in ("straight", "extended"))
+        assert straight == extended
