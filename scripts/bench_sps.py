@@ -35,10 +35,19 @@ PAPER_EVAL_EVERY, PAPER_EVAL_EPISODES, PAPER_LOG_EVERY = 5000, 10, 1000
 
 
 def td3x_config(preset: str, threads: int, steps: int, seeds: int = 1) -> TrainConfig:
-    overrides = [f"agent={preset}", "env=hopper", f"run.num_threads={threads}", f"run.total_steps={WARMUP + steps}",
-                 f"run.eval_every={10 * (WARMUP + steps)}", f"run.eval_episodes={PAPER_EVAL_EPISODES}",
-                 f"run.log_every={PAPER_LOG_EVERY}", f"run.checkpoint_every={10 * (WARMUP + steps)}",
-                 "logging.wandb_mode=disabled", f"env.random_steps={WARMUP}", f"run.num_seeds={seeds}"]
+    overrides = [
+        f"agent={preset}",
+        "env=hopper",
+        f"run.num_threads={threads}",
+        f"run.total_steps={WARMUP + steps}",
+        f"run.eval_every={10 * (WARMUP + steps)}",
+        f"run.eval_episodes={PAPER_EVAL_EPISODES}",
+        f"run.log_every={PAPER_LOG_EVERY}",
+        f"run.checkpoint_every={10 * (WARMUP + steps)}",
+        "logging.wandb_mode=disabled",
+        f"env.random_steps={WARMUP}",
+        f"run.num_seeds={seeds}",
+    ]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return to_typed(compose(config_name="train", overrides=overrides))
 
@@ -85,13 +94,26 @@ def time_sb3(config: TrainConfig, steps: int) -> float:
     agent = config.agent
     env = gym.wrappers.RescaleAction(gym.make(config.env.id), -1.0, 1.0)  # td3x's normalised action space too
     action_dim = env.action_space.shape[0]
-    model = SB3TD3("MlpPolicy", env, learning_rate=agent.actor_lr, buffer_size=agent.buffer_size,
-                   learning_starts=WARMUP, batch_size=agent.batch_size, tau=agent.tau, gamma=agent.discount,
-                   train_freq=1, gradient_steps=1, policy_delay=agent.policy_delay,
-                   target_policy_noise=agent.target_policy_noise, target_noise_clip=agent.target_noise_clip,
-                   action_noise=NormalActionNoise(np.zeros(action_dim), config.noise.std * np.ones(action_dim)),
-                   policy_kwargs={"net_arch": list(agent.hidden_sizes), "n_critics": agent.n_critics},
-                   seed=config.seed, device="cpu", verbose=0)
+    model = SB3TD3(
+        "MlpPolicy",
+        env,
+        learning_rate=agent.actor_lr,
+        buffer_size=agent.buffer_size,
+        learning_starts=WARMUP,
+        batch_size=agent.batch_size,
+        tau=agent.tau,
+        gamma=agent.discount,
+        train_freq=1,
+        gradient_steps=1,
+        policy_delay=agent.policy_delay,
+        target_policy_noise=agent.target_policy_noise,
+        target_noise_clip=agent.target_noise_clip,
+        action_noise=NormalActionNoise(np.zeros(action_dim), config.noise.std * np.ones(action_dim)),
+        policy_kwargs={"net_arch": list(agent.hidden_sizes), "n_critics": agent.n_critics},
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
     clock = LearningPhaseClock()
     model.learn(total_timesteps=WARMUP + steps, callback=clock)
     return steps / (clock.marks[WARMUP + steps] - clock.marks[WARMUP])
@@ -106,14 +128,22 @@ def bench(preset: str, threads: int, steps: int, repeats: int, seeds: int = 1) -
         ours.append(sps)
         phases.append(timing)
         theirs.append(time_sb3(sb3_config, steps))
-    return {"preset": preset, "threads": threads, "seeds": seeds, "td3x": statistics.median(ours),
-            "sb3": statistics.median(theirs),
-            **{phase: statistics.median(p[phase] for p in phases) for phase in phases[0]}}
+    return {
+        "preset": preset,
+        "threads": threads,
+        "seeds": seeds,
+        "td3x": statistics.median(ours),
+        "sb3": statistics.median(theirs),
+        **{phase: statistics.median(p[phase] for p in phases) for phase in phases[0]},
+    }
 
 
 def print_row(row: dict[str, Any]) -> None:
-    print(f"{row['preset']:10s} {row['threads']:7d} {row['seeds']:5d} {row['td3x']:9.1f} {row['sb3']:8.1f} "
-          f"{row['td3x'] / row['sb3']:6.2f} {row['act']:7.2f} {row['env']:7.2f} {row['update']:9.2f}", flush=True)
+    print(
+        f"{row['preset']:10s} {row['threads']:7d} {row['seeds']:5d} {row['td3x']:9.1f} {row['sb3']:8.1f} "
+        f"{row['td3x'] / row['sb3']:6.2f} {row['act']:7.2f} {row['env']:7.2f} {row['update']:9.2f}",
+        flush=True,
+    )
 
 
 def protocol_share(row: dict[str, Any]) -> str:
@@ -122,9 +152,11 @@ def protocol_share(row: dict[str, Any]) -> str:
     episodes last the full 1000 steps, from the per-step cost of the episodes actually run."""
     train_ms = PAPER_EVAL_EVERY * 1e3 * row["seeds"] / row["td3x"]
     overhead_ms = row["eval_once"] + PAPER_EVAL_EVERY / PAPER_LOG_EVERY * row["log_once"]
-    return (f"evaluation + logging at the paper's protocol ({row['preset']}, {row['threads']} threads, "
-            f"{row['seeds']} seed(s)): {100 * overhead_ms / (train_ms + overhead_ms):.1f}% of wall time "
-            f"(one evaluation {row['eval_once']:.0f} ms, one log row {row['log_once']:.1f} ms)")
+    return (
+        f"evaluation + logging at the paper's protocol ({row['preset']}, {row['threads']} threads, "
+        f"{row['seeds']} seed(s)): {100 * overhead_ms / (train_ms + overhead_ms):.1f}% of wall time "
+        f"(one evaluation {row['eval_once']:.0f} ms, one log row {row['log_once']:.1f} ms)"
+    )
 
 
 def main() -> None:
@@ -137,10 +169,14 @@ def main() -> None:
     parser.add_argument("--seeds-steps", type=int, default=500, help="learning-phase steps per seed, K-seed rows")
     args = parser.parse_args()
     register_configs()
-    print(f"Hopper-v5, learning phase ({args.steps} steps after {WARMUP} random ones), median of {args.repeats}; "
-          f"torch {torch.__version__}")
-    print(f"{'preset':10s} {'threads':>7s} {'seeds':>5s} {'td3x sps':>9s} {'SB3 sps':>8s} {'ratio':>6s} "
-          f"{'act ms':>7s} {'env ms':>7s} {'update ms':>9s}")
+    print(
+        f"Hopper-v5, learning phase ({args.steps} steps after {WARMUP} random ones), median of {args.repeats}; "
+        f"torch {torch.__version__}"
+    )
+    print(
+        f"{'preset':10s} {'threads':>7s} {'seeds':>5s} {'td3x sps':>9s} {'SB3 sps':>8s} {'ratio':>6s} "
+        f"{'act ms':>7s} {'env ms':>7s} {'update ms':>9s}"
+    )
     rows = []
     for preset in args.presets:
         for threads in args.threads:

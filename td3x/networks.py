@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import cast
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -46,6 +47,10 @@ class EnsembleLinear(nn.Module):
         seeds, members = weight.shape[:2]
         if x.dim() == 3:
             x = x.unsqueeze(1).expand(seeds, members, *x.shape[1:])
+        if weight.shape[-1] == 1:
+            # a critic's output layer: a dot product per row, which an element-wise product and a sum compute
+            # in half the time of a one-column matmul on CPU, forward and backward
+            return (x * weight.transpose(-1, -2)).sum(dim=-1, keepdim=True) + bias
         out = torch.baddbmm(bias.flatten(0, 1), x.flatten(0, 1), weight.flatten(0, 1))
         return out.view(seeds, members, *out.shape[1:])
 
@@ -92,6 +97,17 @@ class Actor(nn.Module):
         for layer in self.layers[:-1]:
             x = torch.relu(layer(x))
         return torch.tanh(self.layers[-1](x))
+
+    def act_numpy(self, obs: np.ndarray) -> np.ndarray:
+        """Actor 1 of every seed, (K, N, obs_dim) -> (K, N, action_dim), computed in NumPy on views of the CPU
+        weights: the same function as ``forward``, for acting, where a batch of one observation makes torch's
+        per-op dispatch (~10 µs an op) cost ten times the arithmetic."""
+        x = obs
+        for i, layer in enumerate(cast(list[EnsembleLinear], self.layers)):
+            x = x @ layer.weight.detach().numpy()[:, 0] + layer.bias.detach().numpy()[:, 0]
+            if i < len(self.layers) - 1:
+                np.maximum(x, 0.0, out=x)
+        return np.tanh(x)
 
 
 class CriticEnsemble(nn.Module):

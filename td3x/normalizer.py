@@ -34,6 +34,11 @@ class ObsNormalizer(nn.Module):
         std = torch.sqrt(self.var + EPSILON).to(obs.dtype).unsqueeze(1)
         return ((obs - self.mean.to(obs.dtype).unsqueeze(1)) / std).clamp(-CLIP, CLIP)
 
+    def normalize_numpy(self, obs: np.ndarray) -> np.ndarray:
+        """``forward`` in NumPy for (K, N, obs_dim) float32 observations on the CPU (see ``Actor.act_numpy``)."""
+        std = np.sqrt(self.var.numpy() + EPSILON).astype(obs.dtype)[:, None]
+        return np.clip((obs - self.mean.numpy().astype(obs.dtype)[:, None]) / std, -CLIP, CLIP)
+
     @torch.no_grad()
     def update(self, obs: np.ndarray) -> None:
         """Fold one observation per seed, (K, obs_dim), into the statistics (Welford's update, in float64)."""
@@ -49,6 +54,9 @@ class IdentityNormalizer(nn.Module):
     """The networks see raw observations (the default)."""
 
     def forward(self, obs: Tensor) -> Tensor:
+        return obs
+
+    def normalize_numpy(self, obs: np.ndarray) -> np.ndarray:
         return obs
 
     def update(self, obs: np.ndarray) -> None:

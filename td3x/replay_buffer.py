@@ -48,12 +48,19 @@ class ReplayBuffer:
     ) -> None:
         self.capacity, self.rngs, self.device = capacity, list(rngs), torch.device(device)
         seeds = len(self.rngs)
-        self.obs = np.zeros((seeds, capacity, obs_dim), dtype=np.float32)
-        self.action = np.zeros((seeds, capacity, action_dim), dtype=np.float32)
-        self.reward = np.zeros((seeds, capacity), dtype=np.float32)
-        self.next_obs = np.zeros((seeds, capacity, obs_dim), dtype=np.float32)
-        self.terminated = np.zeros((seeds, capacity), dtype=np.float32)
-        self.seed_rows = np.arange(seeds)[:, None]  # pairs each seed's row with its own indices in a gather
+        widths = {"obs": obs_dim, "action": action_dim, "reward": 1, "next_obs": obs_dim, "terminated": 1}
+        # one row per transition, the fields side by side: a mini-batch is a single gather and a single copy
+        self.data = np.zeros((seeds, capacity, sum(widths.values())), dtype=np.float32)
+        self.columns: dict[str, slice] = {}
+        start = 0
+        for name, width in widths.items():
+            self.columns[name] = slice(start, start + width)
+            start += width
+        self.obs, self.action, self.next_obs = (
+            self.data[..., self.columns[name]] for name in ("obs", "action", "next_obs")
+        )
+        self.reward, self.terminated = (self.data[..., self.columns[name].start] for name in ("reward", "terminated"))
+        self.seed_offsets = capacity * np.arange(seeds)[:, None]  # row k * capacity starts seed k's transitions
         self.pointer = 0  # where the next transition goes (every seed adds one per env step)
         self.size = 0
 
@@ -74,8 +81,12 @@ class ReplayBuffer:
         self.size = min(self.size + 1, self.capacity)
 
     def sample(self, batch_size: int) -> Batch:
-        indices = np.stack([rng.integers(0, self.size, size=batch_size) for rng in self.rngs])
-        return Batch(*(torch.as_tensor(array[self.seed_rows, indices], device=self.device) for array in self._arrays()))
+        indices = np.stack([rng.integers(0, self.size, size=batch_size) for rng in self.rngs]) + self.seed_offsets
+        rows = np.take(self.data.reshape(-1, self.data.shape[-1]), indices, axis=0)  # (K, N, width)
+        batch = torch.from_numpy(rows).to(self.device)
+        fields = {name: batch[..., columns] for name, columns in self.columns.items()}
+        fields["reward"], fields["terminated"] = fields["reward"][..., 0], fields["terminated"][..., 0]
+        return Batch(**fields)
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         return self.obs, self.action, self.reward, self.next_obs, self.terminated

@@ -73,12 +73,14 @@ class TD3:
         self.actor_loss = torch.compile(self._actor_loss) if compile else self._actor_loss
         self.num_updates = 0  # critic updates so far; the delay d counts these, never env steps
 
-    @torch.no_grad()
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Deterministic actions π_φ1(s) in [-1, 1] (no exploration noise): (K, B, obs_dim) -> (K, B, action_dim),
         B observations for each seed's actor."""
-        obs_tensor = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
-        return self.actor(self.obs_normalizer(obs_tensor))[:, 0].cpu().numpy()
+        if self.device.type == "cpu":
+            return self.actor.act_numpy(self.obs_normalizer.normalize_numpy(np.asarray(obs, dtype=np.float32)))
+        with torch.no_grad():
+            obs_tensor = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+            return self.actor(self.obs_normalizer(obs_tensor))[:, 0].cpu().numpy()
 
     def seed_policy(self, seed_index: int = 0) -> Policy:
         """Seed k's policy alone: observation (obs_dim,) -> action (action_dim,) (for videos and single envs)."""

@@ -343,3 +343,19 @@ def test_overestimation_bias_is_q_minus_the_return_that_followed() -> None:
     assert second == {"bias_q1": pytest.approx(7.0), "bias_min_q": pytest.approx(7.0), "bias_states": 3}
     truncated = Episode(obs=np.zeros((2, 3)), actions=np.zeros((2, 2)), rewards=np.ones(2), terminated=False)
     assert overestimation_biases(agent, [[truncated], [truncated]], discount=0.99)[0]["bias_states"] == 0
+
+
+@pytest.mark.parametrize("normalize_obs", [False, True])
+def test_acting_in_numpy_computes_the_actor_forward(normalize_obs: bool) -> None:
+    """On the CPU, ``act`` runs the actor in NumPy (batch-1 speed); it must be the torch forward's function."""
+    generators = [generators_of(seed, torch.device("cpu")) for seed in range(2)]
+    agent = TD3(SPEC, AgentConfig(hidden_sizes=[8, 8]), torch.device("cpu"), generators, normalize_obs=normalize_obs)
+    observations = np.random.default_rng(0).normal(2.0, 3.0, size=(50, 2, 3))
+    for obs in observations:
+        agent.obs_normalizer.update(obs)
+    batch = observations[:7].transpose(1, 0, 2).astype(np.float32)  # (K=2, B=7, obs_dim)
+    with torch.no_grad():
+        expected = agent.actor(agent.obs_normalizer(torch.as_tensor(batch)))[:, 0].numpy()
+    actions = agent.act(batch)
+    assert actions.shape == (2, 7, 2) and actions.dtype == np.float32
+    np.testing.assert_allclose(actions, expected, rtol=0, atol=1e-6)
