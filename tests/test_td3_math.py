@@ -166,6 +166,10 @@ def parameters_of_seed(agent: TD3, seed_index: int) -> list[torch.Tensor]:
     return [p.detach()[seed_index].clone() for module in modules for p in module.parameters()]
 
 
+def equal_lists(first: list[torch.Tensor], second: list[torch.Tensor]) -> bool:
+    return all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
+
+
 @pytest.mark.parametrize("overrides", [{}, {"target_rule": TargetRule.dq_ac}, {"critic_action_layer": 1}])
 def test_each_seed_of_a_stacked_agent_learns_as_the_agent_of_that_seed_alone(overrides: dict[str, object]) -> None:
     """K seeds share one update call, and seed k's parameters follow exactly the one-seed update of its batch."""
@@ -176,7 +180,10 @@ def test_each_seed_of_a_stacked_agent_learns_as_the_agent_of_that_seed_alone(ove
     ]
     batches = [make_batch(n=16, seeds=3) for _ in range(4)]
     for k in range(3):  # a seed's initial weights depend on its seed only, not on how many seeds share the agent
-        assert all(torch.equal(a, b) for a, b in zip(parameters_of_seed(stacked, k), parameters_of_seed(alone[k], 0)))
+        assert all(
+            torch.equal(a, b)
+            for a, b in zip(parameters_of_seed(stacked, k), parameters_of_seed(alone[k], 0), strict=False)
+        )
     for batch in batches:
         batch = Batch(
             *(field * (1 + torch.arange(3.0)).reshape(3, *[1] * (field.dim() - 1)) for field in vars(batch).values())
@@ -202,7 +209,9 @@ def test_one_seeds_state_dict_loads_into_a_one_seed_agent() -> None:
     stacked.update(make_batch(seeds=3))
     alone = make_agent(seeds=1)
     alone.load_state_dict(stacked.state_dict(seed_index=2))
-    assert all(torch.equal(a, b) for a, b in zip(parameters_of_seed(stacked, 2), parameters_of_seed(alone, 0)))
+    assert all(
+        torch.equal(a, b) for a, b in zip(parameters_of_seed(stacked, 2), parameters_of_seed(alone, 0), strict=False)
+    )
     moments = alone.critic_optimizer.state_dict()["state"][0]["exp_avg"]
     assert torch.equal(moments[0], stacked.critic_optimizer.state_dict()["state"][0]["exp_avg"][2])
 

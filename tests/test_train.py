@@ -177,7 +177,14 @@ def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_pa
     from td3x.analysis.runs import find_runs
     from td3x.evaluate import evaluate_run, load_run
 
-    overrides = (*TINY, "run.total_steps=600", "run.eval_every=300", "env.random_steps=300", "seed=5")
+    overrides = (
+        *TINY,
+        "run.total_steps=600",
+        "run.eval_every=300",
+        "run.log_every=300",
+        "env.random_steps=300",
+        "seed=5",
+    )
     summary = run(make_config(*overrides, "run.num_seeds=3"), tmp_path / "k")
     assert [s["status"] for s in summary["seeds"]] == ["complete"] * 3 and summary["updates"] == 300
     seed_dirs = [tmp_path / "k" / f"seed_{seed}" for seed in (5, 6, 7)]
@@ -206,7 +213,7 @@ def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_pa
 def test_a_k_seed_run_is_refused_with_episode_end_updates(make_config: MakeConfig) -> None:
     from td3x.config import ConfigError
 
-    with pytest.raises(ConfigError, match="run.num_seeds=2 is not allowed with agent.update_schedule=episode_end"):
+    with pytest.raises(ConfigError, match=r"run\.num_seeds=2 is not allowed with agent\.update_schedule=episode_end"):
         make_config("run.num_seeds=2", "agent.update_schedule=episode_end")
 
 
