@@ -282,6 +282,13 @@ class TrainConfig:
         return self.seed + 100 if self.run.eval_seed is None else self.run.eval_seed
 
 
+def seed_run_dirs(run_dir: Path, seed: int, num_seeds: int) -> list[Path]:
+    """Where each seed of a process writes: a plain run in ``run_dir``, K seeds each in ``run_dir/seed_<seed>``."""
+    if num_seeds == 1:
+        return [run_dir]
+    return [run_dir / f"seed_{seed + k}" for k in range(num_seeds)]
+
+
 def register_configs() -> None:
     """Store the schemas under the ``schema`` group, so that ``Available options`` lists real choices only."""
     store = ConfigStore.instance()

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import torch
 
 from td3x import __version__, checkpoint
-from td3x.config import ConfigError, TrainConfig, from_saved
+from td3x.config import ConfigError, TrainConfig, from_saved, seed_run_dirs
 from td3x.envs import env_spec, make_env
 from td3x.export import (
     ONNX_FILE,
@@ -98,6 +98,12 @@ def load_run(target: Path) -> TrainedRun:
     path = find_checkpoint(target)
     parts = checkpoint.load(path)
     config = config_from_dict(parts["config"])
+    if len(parts["seeds"]) > 1:
+        seed_dirs = seed_run_dirs(path.parent, config.seed, config.run.num_seeds)
+        raise RunError(
+            f"{path} holds the {len(parts['seeds'])} seeds of one process (run.num_seeds); "
+            f"evaluate one of their run dirs: {', '.join(str(d) for d in seed_dirs)}"
+        )
     torch.set_num_threads(config.run.num_threads)  # part of the config: it changes float results
     env = make_env(config.env)
     try:

@@ -32,7 +32,7 @@ from hydra.core.override_parser.types import Override
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
 
-from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
+from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, seed_run_dirs, to_typed
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class Job:
     run_dir: Path
     problems: list[str]  # td3x's range checks (empty when the job's config is accepted)
     total_steps: int = 0
+    seed: int = 0
+    num_seeds: int = 1  # run.num_seeds: the job trains this many seeds, each in its own dir below run_dir
 
 
 def _compose(overrides: list[str]) -> DictConfig:
@@ -110,6 +112,8 @@ class JobComposer:
             run_dir=Path(cfg.hydra.sweep.dir) / str(cfg.hydra.sweep.subdir),
             problems=_problems(task),
             total_steps=int(task.run.total_steps),
+            seed=int(task.seed),
+            num_seeds=int(task.run.num_seeds),
         )
 
 
@@ -190,7 +194,11 @@ def sweep_states(sweep_dir: Path) -> list[RunState]:
     launched = read_sweep(sweep_dir)
     jobs = list_jobs(launched.task_overrides + launched.hydra_overrides)
     now = time.time()
-    return [run_state(launched.cwd / job.run_dir, job.total_steps, now) for job in jobs]
+    return [
+        run_state(seed_dir, job.total_steps, now)
+        for job in jobs
+        for seed_dir in seed_run_dirs(launched.cwd / job.run_dir, job.seed, job.num_seeds)
+    ]
 
 
 def _print_status(states: list[RunState]) -> int:
@@ -239,10 +247,11 @@ def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
             logging=dataclasses.replace(original.logging, wandb_mode="disabled"),
         )
         with tempfile.TemporaryDirectory(prefix="td3x-recheck-") as scratch:
-            run(replay, Path(scratch))
-            ours, theirs = _eval_prefix(Path(scratch), length), _eval_prefix(run_dir, length)
+            run(replay, Path(scratch))  # a seed of a K-seed process reruns first of K again, in the same mode
+            rerun_dir = seed_run_dirs(Path(scratch), replay.seed, replay.run.num_seeds)[0]
+            ours, theirs = _eval_prefix(rerun_dir, length), _eval_prefix(run_dir, length)
             difference = _first_difference(theirs, ours)
-            provenance = json.loads((Path(scratch) / "provenance.json").read_text())
+            provenance = json.loads((rerun_dir / "provenance.json").read_text())
         mismatches += difference is not None
         print(
             f"{'identical' if difference is None else 'DIFFERENT'}  {run_dir}  ({len(ours)} evaluations before "

@@ -27,12 +27,21 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from td3x.checkpoint import CheckpointError
-from td3x.config import CONF_DIR, ConfigError, Device, TrainConfig, register_configs, to_container, to_typed
+from td3x.config import (
+    CONF_DIR,
+    ConfigError,
+    Device,
+    TrainConfig,
+    register_configs,
+    seed_run_dirs,
+    to_container,
+    to_typed,
+)
 from td3x.envs import check_env, env_spec, make_env
 from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE, truncate_after, write_json_atomic
 from td3x.provenance import collect_provenance
 from td3x.resume import Plan, ResumeError, exclusive, plan
-from td3x.trainer import RunInterrupted, Trainer, TrainingError, seed_configs, seed_run_dirs
+from td3x.trainer import RunInterrupted, Trainer, TrainingError, seed_configs
 
 log = logging.getLogger(__name__)
 
@@ -144,10 +153,10 @@ def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | No
     decision = plan(config, run_dir)
     if decision.action == "complete":
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
-        seeds = zip(decision.parts["seeds"], seed_run_dirs(config, run_dir), strict=True)
+        seeds = zip(decision.parts["seeds"], seed_run_dirs(run_dir, config.seed, config.run.num_seeds), strict=True)
         return group_summary([_finished_summary(decision.parts, state, seed_dir) for state, seed_dir in seeds])
     run_dir.mkdir(parents=True, exist_ok=True)
-    run_dirs = seed_run_dirs(config, run_dir)
+    run_dirs = seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
     _prepare_run_dirs(run_dirs, decision)
     saved_seeds = decision.parts.get("seeds", [])
     trainer = Trainer(config, run_dir, choices, wandb_run_ids=[seed["wandb_run_id"] for seed in saved_seeds] or None)

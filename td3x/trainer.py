@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from td3x import checkpoint
-from td3x.config import Device, TrainConfig, UpdateSchedule, to_container
+from td3x.config import Device, TrainConfig, UpdateSchedule, seed_run_dirs, to_container
 from td3x.envs import env_spec, make_env
 from td3x.episode_tape import EpisodeTape
 from td3x.loggers import RunLoggers
@@ -59,13 +59,6 @@ def seed_configs(config: TrainConfig) -> list[TrainConfig]:
     """The config of each seed of the process: ``seed + k``, everything else shared (``run.num_seeds`` kept,
     so each seed's ``config.yaml`` records the mode it was trained in)."""
     return [dataclasses.replace(config, seed=config.seed + k) for k in range(config.run.num_seeds)]
-
-
-def seed_run_dirs(config: TrainConfig, run_dir: Path) -> list[Path]:
-    """A plain run writes in ``run_dir``; K seeds each in ``run_dir/seed_<seed>``."""
-    if config.run.num_seeds == 1:
-        return [run_dir]
-    return [run_dir / f"seed_{seed_config.seed}" for seed_config in seed_configs(config)]
 
 
 class SeedRun:
@@ -198,7 +191,7 @@ class Trainer:
         self.config, self.run_dir, self.choices = config, run_dir, choices or {}
         torch.set_num_threads(config.run.num_threads)
         self.device = resolve_device(config.run.device)
-        configs, dirs = seed_configs(config), seed_run_dirs(config, run_dir)
+        configs, dirs = seed_configs(config), seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
         run_ids = wandb_run_ids or [None] * len(configs)
         self.seeds = [
             SeedRun(k, seed_config, seed_dir, self.device, self._wandb_kwargs(seed_config, run_id))

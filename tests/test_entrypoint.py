@@ -153,10 +153,10 @@ def test_training_survives_a_broken_wandb(tmp_path: Path) -> None:
 
 
 def test_readme_demo_learns_pendulum(tmp_path: Path) -> None:
-    """The README's first command: TD3 solves Pendulum-v1 (mean eval return above -250) in 10k steps."""
+    """The README's first command: TD3 solves Pendulum-v1 (mean eval return above -250) in 15k steps."""
     run_dir = tmp_path / "run"
     result = train(
-        "run.total_steps=10000",
+        "run.total_steps=15000",
         "run.eval_every=2500",
         "run.num_threads=2",
         f"hydra.run.dir={run_dir}",

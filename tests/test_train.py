@@ -175,7 +175,7 @@ def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_pa
     import yaml
 
     from td3x.analysis.runs import find_runs
-    from td3x.evaluate import evaluate_run, load_run
+    from td3x.evaluate import RunError, evaluate_run, load_run
 
     overrides = (
         *TINY,
@@ -204,6 +204,8 @@ def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_pa
     run(make_config(*overrides, "run.num_seeds=3"), tmp_path / "again")  # each seed is deterministic in this mode
     assert [without_timing(read_eval(tmp_path / "again" / d.name)) for d in seed_dirs] == rows
 
+    with pytest.raises(RunError, match="holds the 3 seeds of one process"):
+        load_run(tmp_path / "k")  # the process's checkpoint: td3x-eval names the seed dirs instead
     trained = load_run(seed_dirs[2])  # a seed's own checkpoint: td3x-eval re-scores its last evaluation
     result = evaluate_run(trained, 2, first_seed=7 + 100)
     expected = [float(rows[2][-1][f"return_{i}"]) for i in range(2)]
