@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 CHECKPOINT_FILE = "checkpoint.pt"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a leading seed dim on every tensor, per-seed parts under "seeds", episode tapes
 
 
 class CheckpointError(RuntimeError):
