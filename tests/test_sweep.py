@@ -70,3 +70,14 @@ def test_not_a_sweep_dir_is_one_line(tmp_path: Path) -> None:
         result.returncode == 2
         and result.stderr.strip() == f"td3x-sweep: {tmp_path} is not a sweep dir: it has no multirun.yaml"
     )
+
+
+def test_k_seed_jobs_count_and_recheck_each_seed_dir(tmp_path: Path) -> None:
+    """Two jobs of run.num_seeds=2: status sees four runs (each seed's own dir), recheck reruns a seed in its mode."""
+    sweep_dir = tmp_path / "sweep"
+    overrides = [o for o in SWEEP if not o.startswith("seed=")]
+    assert td3x("td3x.train", *overrides, "seed=0,2", "run.num_seeds=2", f"hydra.sweep.dir={sweep_dir}").returncode == 0
+    status = td3x("td3x.sweep", "status", str(sweep_dir))
+    assert status.returncode == 0 and "4 complete, 0 running" in status.stdout and "3600/3600" in status.stdout
+    result = td3x("td3x.sweep", "recheck", str(sweep_dir), "--runs", "1")
+    assert result.returncode == 0 and "identical" in result.stdout and "seed_0" in result.stdout, result.stdout
