@@ -41,7 +41,8 @@ class EpisodeTape:
         self.actions.append(np.array(action, copy=True))
 
     def state_dict(self) -> dict[str, Any]:
-        return {"reset_seed": self.reset_seed, "reset_rng": self.reset_rng, "actions": [a.copy() for a in self.actions]}
+        # the recorded actions are copies, never written to: the list is enough
+        return {"reset_seed": self.reset_seed, "reset_rng": self.reset_rng, "actions": list(self.actions)}
 
     def restore(self, env: gym.Env, state: dict[str, Any], expected_obs: np.ndarray) -> np.ndarray:
         """Bring a fresh ``env`` to the saved point of its episode and return the observation there.

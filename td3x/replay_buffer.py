@@ -14,8 +14,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-FIELDS = ("obs", "action", "reward", "next_obs", "terminated")
-
 
 @dataclass(frozen=True)
 class Batch:
@@ -48,18 +46,18 @@ class ReplayBuffer:
     ) -> None:
         self.capacity, self.rngs, self.device = capacity, list(rngs), torch.device(device)
         seeds = len(self.rngs)
-        widths = {"obs": obs_dim, "action": action_dim, "reward": 1, "next_obs": obs_dim, "terminated": 1}
-        # one row per transition, the fields side by side: a mini-batch is a single gather and a single copy
-        self.data = np.zeros((seeds, capacity, sum(widths.values())), dtype=np.float32)
-        self.columns: dict[str, slice] = {}
+        widths = {"obs": obs_dim, "action": action_dim, "reward": None, "next_obs": obs_dim, "terminated": None}
+        # one row per transition, the fields side by side: a mini-batch is a single gather and a single copy;
+        # a scalar field (width None) is one column, indexed by an int so that its views drop that dim
+        self.columns: dict[str, int | slice] = {}
         start = 0
         for name, width in widths.items():
-            self.columns[name] = slice(start, start + width)
-            start += width
-        self.obs, self.action, self.next_obs = (
-            self.data[..., self.columns[name]] for name in ("obs", "action", "next_obs")
+            self.columns[name] = start if width is None else slice(start, start + width)
+            start += width or 1
+        self.data = np.zeros((seeds, capacity, start), dtype=np.float32)
+        self.obs, self.action, self.reward, self.next_obs, self.terminated = (
+            self.data[..., columns] for columns in self.columns.values()
         )
-        self.reward, self.terminated = (self.data[..., self.columns[name].start] for name in ("reward", "terminated"))
         self.seed_offsets = capacity * np.arange(seeds)[:, None]  # row k * capacity starts seed k's transitions
         self.pointer = 0  # where the next transition goes (every seed adds one per env step)
         self.size = 0
@@ -84,19 +82,14 @@ class ReplayBuffer:
         indices = np.stack([rng.integers(0, self.size, size=batch_size) for rng in self.rngs]) + self.seed_offsets
         rows = np.take(self.data.reshape(-1, self.data.shape[-1]), indices, axis=0)  # (K, N, width)
         batch = torch.from_numpy(rows).to(self.device)
-        fields = {name: batch[..., columns] for name, columns in self.columns.items()}
-        fields["reward"], fields["terminated"] = fields["reward"][..., 0], fields["terminated"][..., 0]
-        return Batch(**fields)
-
-    def _arrays(self) -> tuple[np.ndarray, ...]:
-        return self.obs, self.action, self.reward, self.next_obs, self.terminated
+        return Batch(**{name: batch[..., columns] for name, columns in self.columns.items()})
 
     def state_dict(self, seed_index: int | None = None) -> dict[str, Any]:
         """Everything needed to continue exactly: the filled part of the arrays, the pointer and the rngs
         (of every seed, or of seed ``seed_index`` alone, shaped as a one-seed buffer's)."""
         rows = slice(None) if seed_index is None else slice(seed_index, seed_index + 1)
         rngs = self.rngs[rows]
-        arrays = {name: array[rows, : self.size].copy() for name, array in zip(FIELDS, self._arrays(), strict=True)}
+        arrays = {name: getattr(self, name)[rows, : self.size].copy() for name in self.columns}
         return {**arrays, "pointer": self.pointer, "size": self.size, "rngs": [r.bit_generator.state for r in rngs]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -105,7 +98,7 @@ class ReplayBuffer:
             raise ValueError(f"the saved buffer holds {size} transitions, more than agent.buffer_size={self.capacity}")
         if len(state["rngs"]) != len(self.rngs):
             raise ValueError(f"the saved buffer holds {len(state['rngs'])} seeds, this run {len(self.rngs)}")
-        for name in FIELDS:
+        for name in self.columns:
             getattr(self, name)[:, :size] = state[name]
         self.pointer, self.size = int(state["pointer"]), size
         for rng, rng_state in zip(self.rngs, state["rngs"], strict=True):

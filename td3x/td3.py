@@ -69,6 +69,7 @@ class TD3:
         self.critic_optimizer = torch.optim.Adam(
             critic_param_groups(self.critic, config.critic_weight_decay), lr=config.critic_lr, fused=True
         )
+        self.actor_params, self.critic_params = list(self.actor.parameters()), list(self.critic.parameters())
         self.critic_loss = torch.compile(self._critic_loss) if compile else self._critic_loss
         self.actor_loss = torch.compile(self._actor_loss) if compile else self._actor_loss
         self.num_updates = 0  # critic updates so far; the delay d counts these, never env steps
@@ -102,22 +103,22 @@ class TD3:
         self.num_updates += 1
         obs = self.obs_normalizer(batch.obs)
         critic_loss, q, target = self.critic_loss(batch, obs, self.smoothing_noise(batch.action.shape))
-        critic_grad_norm = optimizer_step(self.critic_optimizer, critic_loss.sum(), self.critic, record)
+        optimizer_step(self.critic_optimizer, critic_loss.sum(), self.critic_params)
         metrics = {}
         if record:
             metrics = {
                 "critic_loss": critic_loss.detach(),
                 "target_mean": target.flatten(1).mean(1),
-                "critic_grad_norm": critic_grad_norm,
+                "critic_grad_norm": grad_norm(self.critic_params),
                 **q_statistics(q.detach()),
             }
         if self.num_updates % self.policy_delay == 0:  # delayed policy updates: every d-th critic update
             actor_loss = self.actor_loss(obs)
-            actor_grad_norm = optimizer_step(self.actor_optimizer, actor_loss.sum(), self.actor, record)
+            optimizer_step(self.actor_optimizer, actor_loss.sum(), self.actor_params)
             polyak_update(self.critic, self.critic_target, self.tau)  # θ'_i ← τθ_i + (1 - τ)θ'_i
             polyak_update(self.actor, self.actor_target, self.tau)  # φ' ← τφ + (1 - τ)φ'
             if record:
-                metrics |= {"actor_loss": actor_loss.detach(), "actor_grad_norm": actor_grad_norm}
+                metrics |= {"actor_loss": actor_loss.detach(), "actor_grad_norm": grad_norm(self.actor_params)}
         return metrics
 
     def _critic_loss(self, batch: Batch, obs: Tensor, noise: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -227,23 +228,20 @@ def critic_param_groups(critic: CriticEnsemble, weight_decay: float) -> list[dic
     return [{"params": decayed, "weight_decay": weight_decay}, {"params": others, "weight_decay": 0.0}]
 
 
-def optimizer_step(optimizer: torch.optim.Optimizer, loss: Tensor, module: nn.Module, record: bool) -> Tensor:
-    """Minimise ``loss`` over ``module``'s parameters only; with ``record``, returns each seed's gradient norm
-    (K,) (detached), else an empty tensor.
+def optimizer_step(optimizer: torch.optim.Optimizer, loss: Tensor, params: Sequence[Tensor]) -> None:
+    """Minimise ``loss`` over ``params`` only (the optimiser's); their gradients stay until the next step.
 
     ``backward(inputs=...)`` keeps the actor loss from filling the critic's gradients it never uses.
     """
-    params = [p for p in module.parameters() if p.requires_grad]
     optimizer.zero_grad(set_to_none=True)
     loss.backward(inputs=params)
-    grad_norm = per_seed_norm([p.grad for p in params if p.grad is not None]) if record else torch.empty(0)
     optimizer.step()
-    return grad_norm
 
 
-def per_seed_norm(tensors: list[Tensor]) -> Tensor:
-    """‖·‖₂ over all tensors, separately for each seed (the leading dim): (K,)."""
-    return torch.stack([t.detach().flatten(1).pow(2).sum(1) for t in tensors]).sum(0).sqrt()
+def grad_norm(params: Sequence[Tensor]) -> Tensor:
+    """‖∇‖₂ of the last step's gradients, separately for each seed (the leading dim): (K,)."""
+    grads = [p.grad for p in params if p.grad is not None]
+    return torch.stack([g.flatten(1).pow(2).sum(1) for g in grads]).sum(0).sqrt()
 
 
 @torch.no_grad()

@@ -318,10 +318,13 @@ class Trainer:
     def _record_video(self) -> None:
         """Every ``logging.video_every`` steps, a video of each seed's evaluation episode 0 (its time counts as
         evaluation)."""
+        due = [seed for seed in self.seeds if seed.videos.due(self.step)]  # checked every step: no policy built
+        if not due:
+            return
         started = time.perf_counter()
-        recorded = [seed.videos.maybe_record(self.agent.seed_policy(seed.index), self.step) for seed in self.seeds]
-        if any(video is not None for video in recorded):
-            self.phase_time["eval"] += time.perf_counter() - started
+        for seed in due:
+            seed.videos.maybe_record(self.agent.seed_policy(seed.index), self.step)
+        self.phase_time["eval"] += time.perf_counter() - started
 
     def _log_training(self) -> None:
         for name, values in self.last_update.items():

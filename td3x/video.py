@@ -288,9 +288,13 @@ class TrainingVideos:
         if every is not None:
             configure_headless_rendering()
 
+    def due(self, step: int) -> bool:
+        """Whether ``step`` is a multiple of ``every`` (never once videos are off, or after one failed)."""
+        return self.every is not None and step % self.every == 0
+
     def maybe_record(self, policy: Policy, step: int) -> RecordedEpisode | None:
-        """Record one episode when ``step`` is a multiple of ``every``; returns it, or None."""
-        if self.every is None or step % self.every != 0:
+        """Record one episode when the step is :meth:`due`; returns it, or None."""
+        if not self.due(step):
             return None
         try:  # whatever fails (GL, ffmpeg, a full disk, W&B's media), a video is never worth the run
             video = record_episodes(policy, self.env_config, self.directory, step, 1, self.first_seed)[0]
