@@ -6,7 +6,8 @@
 Both learners get the same hyper-parameters (the td3x preset's network, learning rates, batch, τ, d, σ̃, c,
 exploration noise and buffer), the same torch thread count and the same random warm-up; the timing covers
 only the learning phase (after the warm-up), with no evaluation. The two alternate over ``--repeats``
-repetitions so that a machine's drift hits both; the medians and their ratio are printed, with td3x's
+repetitions so that a machine's drift hits both; each side's median steps/s is printed with the median and the
+range of the repetitions' paired ratios (a pair runs back to back, so a slow minute hits both), and td3x's
 per-phase times (ms per env step: acting, env step, update). Then ``--seeds`` K seeds in one td3x process
 (``run.num_seeds=K``, 2 threads) against SB3's single run, alternated the same way: the aggregate steps/s
 of all K seeds over SB3's. Last, the cost of evaluation and logging at the paper's protocol (10 episodes
@@ -133,12 +134,15 @@ def bench(preset: str, threads: int, steps: int, repeats: int, seeds: int = 1) -
         ours.append(sps)
         phases.append(timing)
         theirs.append(time_sb3(sb3_config, steps))
+    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]  # each repetition's pair, measured back to back
     return {
         "preset": preset,
         "threads": threads,
         "seeds": seeds,
         "td3x": statistics.median(ours),
         "sb3": statistics.median(theirs),
+        "ratio": statistics.median(ratios),
+        "ratio_range": (min(ratios), max(ratios)),
         **{phase: statistics.median(p[phase] for p in phases) for phase in phases[0]},
     }
 
@@ -146,7 +150,8 @@ def bench(preset: str, threads: int, steps: int, repeats: int, seeds: int = 1) -
 def print_row(row: dict[str, Any]) -> None:
     print(
         f"{row['preset']:10s} {row['threads']:7d} {row['seeds']:5d} {row['td3x']:9.1f} {row['sb3']:8.1f} "
-        f"{row['td3x'] / row['sb3']:6.2f} {row['act']:7.2f} {row['env']:7.2f} {row['update']:9.2f}",
+        f"{row['ratio']:6.2f} {row['ratio_range'][0]:5.2f}-{row['ratio_range'][1]:<5.2f} "
+        f"{row['act']:7.2f} {row['env']:7.2f} {row['update']:9.2f}",
         flush=True,
     )
 
@@ -182,7 +187,7 @@ def main() -> None:
         f"torch {torch.__version__}"
     )
     print(
-        f"{'preset':10s} {'threads':>7s} {'seeds':>5s} {'td3x sps':>9s} {'SB3 sps':>8s} {'ratio':>6s} "
+        f"{'preset':10s} {'threads':>7s} {'seeds':>5s} {'td3x sps':>9s} {'SB3 sps':>8s} {'ratio':>6s} {'range':11s} "
         f"{'act ms':>7s} {'env ms':>7s} {'update ms':>9s}"
     )
     rows = []
@@ -193,7 +198,10 @@ def main() -> None:
     for seeds in args.seeds:
         rows.append(bench(args.presets[0], max(args.threads), args.seeds_steps, args.repeats, seeds))
         print_row(rows[-1])
-    print("(td3x sps: all seeds together; ms: per loop step, which steps each seed once: acting, env, update)")
+    print(
+        "(td3x sps: all seeds together; ratio: the median of the repetitions' td3x/SB3 ratios, each pair measured "
+        "back to back, and their range; ms: per loop step, which steps each seed once: acting, env, update)"
+    )
     for row in rows:
         if row["threads"] == max(args.threads):
             print(protocol_share(row))
