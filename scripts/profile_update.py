@@ -1,0 +1,131 @@
+"""Where one TD3 update's time goes: td3x's own update on real Hopper-v5 transitions, op by op, against its matmuls.
+
+    python scripts/profile_update.py [--preset td3] [--threads 2] [--seeds 1] [--updates 200] [--blocks 20] [--top 20]
+
+Fills the replay buffer with the preset's random warm-up on Hopper-v5, then times ``sample`` + ``update``
+against the update's matmuls replayed alone (plain calls of the same shapes on the same threads), in alternating
+blocks so that the machine's drift hits both, and profiles the update with ``torch.profiler``: the ops that
+take the most time (self CPU time and calls per update). Their time is the part of an
+update that only fewer FLOPs or a faster BLAS can shrink; the rest is per-op overhead and memory-bound
+element-wise passes. Profile before optimising; the profiler adds its own overhead to the table's times, not to
+the timed median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+from bench_sps import WARMUP, td3x_config
+from torch.autograd.profiler_util import FunctionEvent
+from torch.profiler import ProfilerActivity, profile
+
+from td3x.config import register_configs
+from td3x.trainer import Trainer
+
+MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
+SHAPE_UPDATES = 2 * 3 * 4  # a multiple of every policy delay up to 4, so that actor updates count in proportion
+
+
+def is_aten(event: FunctionEvent) -> bool:
+    return event.name.startswith("aten::")
+
+
+def block_ms(function: Callable[[], object], calls: int) -> float:
+    """Time of ``calls`` calls, in ms."""
+    started = time.perf_counter()
+    for _ in range(calls):
+        function()
+    return 1e3 * (time.perf_counter() - started)
+
+
+def matmul_replay(events: list[tuple[str, list[list[int]]]]) -> tuple[Callable[[], None], float]:
+    """A function that runs the recorded matmuls once each, as plain calls of the same shapes on random
+    contiguous operands ((n, k) @ (k, m), batched for bmm and baddbmm), and their GFLOP in all."""
+    calls, flops = [], 0.0
+    for name, shapes in events:
+        first, second = (shapes[0], shapes[1]) if name in ("aten::mm", "aten::bmm") else (shapes[1], shapes[2])
+        a, b = torch.randn(first), torch.randn(second)
+        calls.append((torch.bmm if a.dim() == 3 else torch.mm, a, b))
+        flops += 2.0 * a.numel() * b.shape[-1]
+
+    def replay() -> None:
+        for multiply, a, b in calls:
+            multiply(a, b)
+
+    return replay, flops / 1e9
+
+
+def paired_ms(update: Callable[[], None], replay: Callable[[], None], blocks: int) -> tuple[float, float, float]:
+    """ms per update of the update and of its matmuls alone, timed in alternating blocks (a slow second of the
+    machine hits both), each the median over blocks; and the median of the blocks' ratios."""
+    updates, matmuls = [], []
+    for _ in range(blocks):
+        updates.append(block_ms(update, SHAPE_UPDATES) / SHAPE_UPDATES)
+        matmuls.append(block_ms(replay, 1) / SHAPE_UPDATES)
+    shares = [m / u for m, u in zip(matmuls, updates, strict=True)]
+    return statistics.median(updates), statistics.median(matmuls), statistics.median(shares)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="td3", help="agent preset (conf/agent)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=1, help="run.num_seeds: K seeds updated together")
+    parser.add_argument("--updates", type=int, default=200, help="updates profiled")
+    parser.add_argument("--blocks", type=int, default=20, help="alternating blocks of updates and matmuls timed")
+    parser.add_argument("--top", type=int, default=20, help="ops shown, by self CPU time")
+    args = parser.parse_args()
+    register_configs()
+    config = td3x_config(args.preset, args.threads, steps=0, seeds=args.seeds)
+    with tempfile.TemporaryDirectory() as run_dir:
+        trainer = Trainer(config, Path(run_dir))
+        trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
+        for _ in range(WARMUP):
+            trainer._collect()
+        agent, buffer, batch_size = trainer.agent, trainer.buffer, config.agent.batch_size
+
+        def update() -> None:
+            agent.update(buffer.sample(batch_size))
+
+        block_ms(update, args.updates)  # warm-up: allocator, caches, lazy init
+        # shapes first: recording them slows the element-wise ops several-fold under the profiler
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as shapes:
+            block_ms(update, SHAPE_UPDATES)
+        matmuls = [(e.name, [list(s) for s in e.input_shapes]) for e in shapes.events() if e.name in MATMULS]
+        replay, gflop = matmul_replay(matmuls)
+        update_ms, matmul_ms, matmul_share = paired_ms(update, replay, args.blocks)
+        with profile(activities=[ProfilerActivity.CPU]) as profiler:
+            block_ms(update, args.updates)
+        trainer.close("complete")
+    top_level_ops = sum(1 for e in profiler.events() if is_aten(e) and not (e.cpu_parent and is_aten(e.cpu_parent)))
+    gflop /= SHAPE_UPDATES
+
+    print(
+        f"Hopper-v5, agent={args.preset}, {args.seeds} seed(s), batch {batch_size}, {args.threads} thread(s); "
+        f"torch {torch.__version__}"
+    )
+    print(f"update (sample + update): {update_ms:.2f} ms, median of {args.blocks} blocks of {SHAPE_UPDATES}")
+    print(
+        f"its matmuls alone ({len(matmuls) / SHAPE_UPDATES:.1f} per update, {gflop:.3f} GFLOP): {matmul_ms:.2f} ms "
+        f"= {gflop / matmul_ms * 1e3:.0f} GFLOP/s; in alternating blocks, a median {100 * matmul_share:.0f}% of "
+        "the update."
+    )
+    print(
+        f"the rest: {top_level_ops / args.updates:.0f} aten ops per update (not counting those they call), their "
+        "dispatch, autograd, the optimisers' bookkeeping and the element-wise passes"
+    )
+    print(f"\nprofile, per update (the profiler's own overhead included):\n{'op':58s} {'calls':>6s} {'self ms':>8s}")
+    ops = sorted(profiler.key_averages(), key=lambda e: -e.self_cpu_time_total)
+    for op in ops[: args.top]:
+        print(f"{op.key[:58]:58s} {op.count / args.updates:6.1f} {op.self_cpu_time_total / 1e3 / args.updates:8.3f}")
+
+
+if __name__ == "__main__":
+    main()
