@@ -54,12 +54,18 @@ def td3x_config(preset: str, threads: int, steps: int, seeds: int = 1) -> TrainC
         return to_typed(compose(config_name="train", overrides=overrides))
 
 
+def start_trainer(config: TrainConfig, run_dir: Path) -> Trainer:
+    """A trainer in ``run_dir`` whose envs have had their first reset, ready for ``_collect``."""
+    trainer = Trainer(config, run_dir)
+    trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
+    return trainer
+
+
 def time_td3x(config: TrainConfig, steps: int) -> tuple[float, dict[str, float]]:
     """Learning-phase env steps/s of td3x's own loop (all seeds together), and ms per env step of each phase
     (plus one evaluation of ``run.eval_episodes`` episodes and one log row, in ms)."""
     with tempfile.TemporaryDirectory() as run_dir:
-        trainer = Trainer(config, Path(run_dir))
-        trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
+        trainer = start_trainer(config, Path(run_dir))
         timings: dict[str, float] = {}
         for phase_steps in (WARMUP, steps):
             before, started = dict(trainer.phase_time), time.perf_counter()

@@ -3,12 +3,11 @@
     python scripts/profile_update.py [--preset td3] [--threads 2] [--seeds 1] [--updates 200] [--blocks 20] [--top 20]
 
 Fills the replay buffer with the preset's random warm-up on Hopper-v5, then times ``sample`` + ``update``
-against the update's matmuls replayed alone (plain calls of the same shapes on the same threads), in alternating
-blocks so that the machine's drift hits both, and profiles the update with ``torch.profiler``: the ops that
-take the most time (self CPU time and calls per update). Their time is the part of an
-update that only fewer FLOPs or a faster BLAS can shrink; the rest is per-op overhead and memory-bound
-element-wise passes. Profile before optimising; the profiler adds its own overhead to the table's times, not to
-the timed median.
+against the update's matmuls replayed alone (plain calls of the recorded shapes on the same threads), in
+alternating blocks so that the machine's drift hits both. The matmuls' time is the part of an update that only
+fewer FLOPs or a faster BLAS can shrink; the rest is per-op overhead and memory-bound element-wise passes. Last,
+``torch.profiler``'s top ops (self CPU time and calls per update; the profiler's own overhead is in those times,
+not in the timed medians). Profile before optimising.
 """
 
 from __future__ import annotations
@@ -20,14 +19,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import torch
-from bench_sps import WARMUP, td3x_config
+from bench_sps import WARMUP, start_trainer, td3x_config
 from torch.autograd.profiler_util import FunctionEvent
 from torch.profiler import ProfilerActivity, profile
 
 from td3x.config import register_configs
-from td3x.trainer import Trainer
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
 SHAPE_UPDATES = 2 * 3 * 4  # a multiple of every policy delay up to 4, so that actor updates count in proportion
@@ -85,8 +82,7 @@ def main() -> None:
     register_configs()
     config = td3x_config(args.preset, args.threads, steps=0, seeds=args.seeds)
     with tempfile.TemporaryDirectory() as run_dir:
-        trainer = Trainer(config, Path(run_dir))
-        trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
+        trainer = start_trainer(config, Path(run_dir))
         for _ in range(WARMUP):
             trainer._collect()
         agent, buffer, batch_size = trainer.agent, trainer.buffer, config.agent.batch_size
