@@ -8,8 +8,11 @@ Code below the entrypoint receives these objects, never a ``DictConfig``.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import enum
 import math
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,11 @@ class TargetRule(enum.Enum):
 class UpdateSchedule(enum.Enum):
     per_step = "per_step"  # updates_per_step updates after every env step (sfujim/TD3 since 2019)
     episode_end = "episode_end"  # as many updates as the episode had steps, at its end (the 2018 code)
+
+
+class NoiseUnits(enum.Enum):
+    normalized = "normalized"  # fractions of the half action range: one meaning on every env (sfujim since 2019)
+    absolute = "absolute"  # the env's own action units, as the 2018 code (on ±3 bounds, a third in normalised units)
 
 
 class ResumeMode(enum.Enum):
@@ -116,6 +124,15 @@ class AgentConfig:
     buffer_size: int = 1_000_000
     updates_per_step: int = 1
     update_schedule: UpdateSchedule = UpdateSchedule.per_step
+    # env step from which each step earns updates_per_step updates; null: max(env.random_steps, batch_size).
+    # 0 with episode_end is the 2018 code, which trained from its first episode's end on, warm-up included
+    update_start: int | None = None
+    # the delay d counts the critic updates of each burst (the updates run together), from its first, which also
+    # updates the actor: the 2018 code's `it % policy_freq == 0` in every train() call. false: d counts every
+    # critic update of the run (the authors' current code)
+    delay_per_burst: bool = False
+    # units of noise.std, target_policy_noise and target_noise_clip; absolute is the 2018 code's (td3_paper)
+    noise_units: NoiseUnits = NoiseUnits.normalized
     target_rule: TargetRule = TargetRule.clipped_double_q
     critic_action_layer: int = 0  # the critic layer the action enters: 0 = with the state (TD3), 1 = DDPG's second
     critic_weight_decay: float = 0.0  # λ of (λ/2)‖W‖² on the critic's hidden weights (DDPG: 1e-2)
@@ -174,6 +191,8 @@ class AgentConfig:
             f"must be >= agent.batch_size ({self.batch_size})",
         )
         checks.at_least_one("updates_per_step", self.updates_per_step)
+        if self.update_start is not None:
+            checks.require("update_start", self.update_start, self.update_start >= 0, "must be null or an integer >= 0")
 
 
 @dataclass
@@ -206,9 +225,9 @@ class RunConfig:
     total_steps: int = 1_000_000
     eval_every: int = 5000
     eval_episodes: int = 10
-    eval_seed: int | None = (
-        None  # episode i of every evaluation starts from reset(seed=eval_seed + i); null: seed + 100
-    )
+    # episode i of every evaluation starts from reset(seed=eval_seed + i), for every seed of the process;
+    # null: each training seed its own start states (TrainConfig.eval_seed)
+    eval_seed: int | None = None
     checkpoint_every: int = 50_000  # env steps between checkpoints (one is also written at the end)
     resume: ResumeMode = ResumeMode.auto
     keep_buffer: bool = False  # keep the replay buffer in the final checkpoint (needed to extend a finished run)
@@ -223,6 +242,8 @@ class RunConfig:
         keys = ("total_steps", "eval_every", "eval_episodes", "checkpoint_every", "log_every", "num_threads")
         for key in (*keys, "num_seeds"):
             checks.at_least_one(key, getattr(self, key))
+        if self.eval_seed is not None:  # Gymnasium refuses a negative reset seed, at the first evaluation
+            checks.require("eval_seed", self.eval_seed, self.eval_seed >= 0, "must be null or an integer >= 0")
         return checks.problems
 
 
@@ -244,6 +265,14 @@ class LoggingConfig:
         if self.video_every is not None:
             checks.at_least_one("video_every", self.video_every)
         return checks.problems
+
+
+# Evaluation start states when run.eval_seed is null: episode i of training seed s starts from
+# reset(seed=EVAL_SEED_BASE + EVAL_SEED_STRIDE * s + i). Two seeds share none for up to EVAL_SEED_STRIDE episodes
+# (td3x's earlier seed + 100 + i gave seeds 0 and 1 nine of ten start states in common, correlating their
+# evaluations), and none equals a training reset seed (the training env is reset once, with seed s) below BASE.
+EVAL_SEED_BASE = 1_000_000
+EVAL_SEED_STRIDE = 1000
 
 
 @dataclass
@@ -278,8 +307,8 @@ class TrainConfig:
 
     @property
     def eval_seed(self) -> int:
-        """The first evaluation episode's reset seed (paper code: the eval env is seeded seed + 100)."""
-        return self.seed + 100 if self.run.eval_seed is None else self.run.eval_seed
+        """The first evaluation episode's reset seed: ``run.eval_seed``, else this seed's own (EVAL_SEED_BASE)."""
+        return EVAL_SEED_BASE + EVAL_SEED_STRIDE * self.seed if self.run.eval_seed is None else self.run.eval_seed
 
 
 def seed_run_dirs(run_dir: Path, seed: int, num_seeds: int) -> list[Path]:
@@ -298,8 +327,46 @@ def register_configs() -> None:
     store.store(group="schema", name="noise", node=NoiseConfig)
 
 
+def schema_keys(schema: type = TrainConfig, prefix: str = "") -> list[str]:
+    """Every dotted key of a schema dataclass, nodes (``agent``) and leaves (``agent.tau``) alike."""
+    keys = []
+    for name, hint in typing.get_type_hints(schema).items():
+        keys.append(f"{prefix}{name}")
+        if dataclasses.is_dataclass(hint):
+            keys += schema_keys(hint, f"{prefix}{name}.")  # type: ignore[arg-type]
+    return keys
+
+
+def unknown_keys(container: dict[str, Any], schema: type = TrainConfig, prefix: str = "") -> list[str]:
+    """The dotted keys of a composed config that ``schema`` lacks. A dict-typed field (``env.kwargs``, passed
+    to ``gymnasium.make``) is free-form. Hydra lets ``+key=value`` add a key to a typed node and
+    ``OmegaConf.to_object`` would then drop it silently: a typo must be refused, never lost."""
+    hints = typing.get_type_hints(schema)
+    found = []
+    for key, value in container.items():
+        if key not in hints:
+            found.append(f"{prefix}{key}")
+        elif dataclasses.is_dataclass(hints[key]) and isinstance(value, dict):
+            found += unknown_keys(value, hints[key], f"{prefix}{key}.")
+    return found
+
+
+def unknown_key_problem(key: str) -> str:
+    """One line naming an unknown key and the closest key td3x has."""
+    same_depth = [known for known in schema_keys() if known.count(".") == key.count(".")]
+    close = difflib.get_close_matches(key, same_depth, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else "td3x-train --help lists the keys"
+    return f"{key} is not a td3x key; {hint}"
+
+
 def to_typed(cfg: Any) -> TrainConfig:
-    """Turn a composed ``DictConfig`` into a checked ``TrainConfig`` (raises ConfigError)."""
+    """Turn a composed ``DictConfig`` into a checked ``TrainConfig`` (raises ConfigError, one line a problem,
+    for unknown keys and for values out of range)."""
+    container = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(container, dict)
+    unknown = unknown_keys({str(key): value for key, value in container.items()})
+    if unknown:
+        raise ConfigError([unknown_key_problem(key) for key in unknown])
     typed = OmegaConf.to_object(cfg)
     assert isinstance(typed, TrainConfig), f"expected a TrainConfig, got {type(typed).__name__}"
     return typed

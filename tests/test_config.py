@@ -175,6 +175,27 @@ BAD = [  # override, text every message must contain
     ("run.num_threads=0", "run.num_threads=0"),
     ("run.eval_episodes=0", "run.eval_episodes=0"),
     ("logging.wandb_mode=sometimes", "logging.wandb_mode='sometimes'"),
+    # every other check of td3x.config, one each (space-separated overrides go together)
+    ("env.id=''", "env.id=''"),
+    ("agent.discount=-0.1", "agent.discount=-0.1"),
+    ("agent.critic_lr=inf", "agent.critic_lr=inf"),
+    ("agent.critic_action_layer=3", "agent.critic_action_layer=3"),
+    ("agent.critic_action_layer=-1", "agent.critic_action_layer=-1"),
+    ("agent.critic_weight_decay=-0.01", "agent.critic_weight_decay=-0.01"),
+    ("agent.final_layer_init=0", "agent.final_layer_init=0.0"),
+    ("agent.updates_per_step=0", "agent.updates_per_step=0"),
+    ("noise.theta=-0.15", "noise.theta=-0.15"),
+    ("noise.dt=0", "noise.dt=0.0"),
+    ("noise.final_std=-0.01 noise.decay_steps=10", "noise.final_std=-0.01"),
+    ("noise.final_std=0.01", "noise.decay_steps=0"),
+    ("noise.decay_steps=-1", "noise.decay_steps=-1"),
+    ("run.eval_every=0", "run.eval_every=0"),
+    ("run.checkpoint_every=0", "run.checkpoint_every=0"),
+    ("run.log_every=0", "run.log_every=0"),
+    ("run.num_seeds=0", "run.num_seeds=0"),
+    ("run.eval_seed=-1", "run.eval_seed=-1"),
+    ("logging.video_every=0", "logging.video_every=0"),
+    ("seed=-1", "seed=-1"),
 ]
 
 
@@ -183,9 +204,23 @@ def test_bad_values_are_refused_naming_key_value_and_range(
     override: str, expected: str, compose_cfg: Callable[..., DictConfig]
 ) -> None:
     with pytest.raises(ConfigError) as error:
-        to_typed(compose_cfg(override))
+        to_typed(compose_cfg(*override.split()))
     assert len(error.value.problems) == 1
     assert error.value.problems[0].startswith(expected + " is not allowed: ")
+
+
+def test_a_buffer_of_zero_breaks_two_rules(compose_cfg: Callable[..., DictConfig]) -> None:
+    with pytest.raises(ConfigError) as error:
+        to_typed(compose_cfg("agent.buffer_size=0"))
+    assert error.value.problems == [
+        "agent.buffer_size=0 is not allowed: must be an integer >= 1",
+        "agent.buffer_size=0 is not allowed: must be >= agent.batch_size (256)",
+    ]
+
+
+def test_null_eval_seed_and_zero_are_accepted(compose_cfg: Callable[..., DictConfig]) -> None:
+    assert to_typed(compose_cfg("run.eval_seed=null", "seed=3")).eval_seed == 103  # the paper's seed + 100
+    assert to_typed(compose_cfg("run.eval_seed=0")).eval_seed == 0
 
 
 def test_every_problem_gets_its_own_line(compose_cfg: Callable[..., DictConfig]) -> None:

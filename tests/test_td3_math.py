@@ -54,6 +54,50 @@ def test_target_takes_min_of_twin_target_critics() -> None:
     assert torch.allclose(y, torch.full_like(y, 2.5))  # 1 + 0.5 * min(3, 5)
 
 
+def test_target_bootstraps_from_the_target_actor_not_the_current_one() -> None:
+    """TD3 (Eq. 10): y = r + γ min_i Q_θ'i(s', π_φ'(s')); the current actor π_φ picks a different action."""
+    agent = make_agent(discount=0.5, n_critics=2, target_policy_noise=0.0)
+    set_actor_output(agent.actor, 1.0)
+    set_actor_output(agent.actor_target, -1.0)
+    batch = make_batch()
+    target_action, current_action = agent.actor_target(batch.next_obs)[:, 0], agent.actor(batch.next_obs)[:, 0]
+    with_target = agent.critic_target(batch.next_obs, target_action).min(dim=1, keepdim=True).values
+    with_current = agent.critic_target(batch.next_obs, current_action).min(dim=1, keepdim=True).values
+    assert not torch.allclose(with_target, with_current, atol=1e-3)
+    assert torch.allclose(agent.td_target(batch), 1.0 + 0.5 * with_target)
+
+
+def set_linear_critic(critic: torch.nn.Module, slope: tuple[float, float]) -> None:
+    """Make every critic Q(s, a) = slope · (a + 2) whatever s: the action passes through both ReLU layers
+    (a + 2 > 0 for a in [-1, 1]) and the output layer weighs it by ``slope``."""
+    first, second, last = critic.layers  # type: ignore[attr-defined]
+    with torch.no_grad():
+        for layer in (first, second, last):
+            layer.weight.zero_()
+            layer.bias.zero_()
+        for j in range(2):
+            first.weight[..., SPEC.obs_dim + j, j] = 1.0  # the inputs are (s ‖ a)
+            first.bias[..., j] = 2.0
+            second.weight[..., j, j] = 1.0
+            last.weight[..., j, 0] = slope[j]
+
+
+def test_an_actor_step_climbs_q1() -> None:
+    """The actor maximises Q_θ1(s, π_φ(s)) (gradient ascent, Algorithm 1): with ∂Q/∂a = (1, -2), one step
+    raises Q_θ1(s, π_φ(s)), moving action 0 up and action 1 down."""
+    agent = make_agent(policy_delay=1, actor_lr=1e-2)
+    set_linear_critic(agent.critic, (1.0, -2.0))
+    agent.critic_optimizer.param_groups[0]["lr"] = agent.critic_optimizer.param_groups[1]["lr"] = 0.0
+    batch = make_batch(n=32)
+    before_action = agent.actor(batch.obs)[:, 0]
+    before_q = agent.critic(batch.obs, before_action, n_members=1).mean().item()
+    agent.update(batch)
+    after_action = agent.actor(batch.obs)[:, 0]
+    assert agent.critic(batch.obs, after_action, n_members=1).mean().item() > before_q + 1e-3
+    shift = (after_action - before_action).mean(dim=(0, 1))
+    assert shift[0] > 0 > shift[1]
+
+
 def test_single_critic_target_has_no_min() -> None:
     agent = make_agent(discount=0.5, n_critics=1)
     set_constant_output(agent.critic_target, [5.0])
