@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+import td3x
 from td3x import checkpoint
 from td3x.config import TrainConfig
 from td3x.rollout import evaluate
@@ -132,8 +134,16 @@ def test_same_seed_same_numbers_other_seed_differs(make_config: MakeConfig, tmp_
     ]
 
 
+def git_head() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=Path(td3x.__file__).parent, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 def test_run_dir_files(make_config: MakeConfig, tmp_path: Path) -> None:
+    head_before = git_head()
     run(make_config(*TINY, "run.total_steps=500", "env.random_steps=100", "run.log_every=250"), tmp_path)
+    heads = {head_before, git_head()}  # a commit landing meanwhile in a shared checkout moves HEAD
     assert {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt"} <= {
         path.name for path in tmp_path.iterdir()
     }
@@ -154,7 +164,9 @@ def test_run_dir_files(make_config: MakeConfig, tmp_path: Path) -> None:
         "sps",
     } <= set(metrics[-1])
     provenance = json.loads((tmp_path / "provenance.json").read_text())
-    assert provenance["versions"]["torch"] == torch.__version__.split("+")[0] or provenance["versions"]["torch"]
+    assert provenance["versions"]["torch"] == torch.__version__  # the installed torch, local tag (+cpu) included
+    assert provenance["versions"]["td3x"] == td3x.__version__
+    assert provenance["git_commit"] in heads and isinstance(provenance["git_dirty"], bool)
     assert {"git_commit", "git_dirty", "cpu", "hostname", "command", "slurm_job_id", "python"} <= set(provenance)
     parts = checkpoint.load(tmp_path / "checkpoint.pt")
     assert {"agent", "buffer", "seeds", "global_rng", "counters", "config", "config_hash"} <= set(parts)
