@@ -1,4 +1,5 @@
-"""Progress: a tqdm bar on a terminal; plain lines (one per evaluation) in CI and SLURM logs."""
+"""Progress: a tqdm bar on a terminal (with its ETA); plain lines (one per evaluation, with an ETA once the
+speed is known) in CI and SLURM logs."""
 
 from __future__ import annotations
 
@@ -8,6 +9,16 @@ import sys
 from tqdm import tqdm
 
 log = logging.getLogger("td3x")
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``3m05s`` or ``2h07m``: an ETA a person reads at a glance."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 class Progress:
@@ -28,7 +39,8 @@ class Progress:
         if self.bar is not None:
             self.advance(step, self.sps)
         else:
-            log.info("step %d/%d  eval return %.2f  %.0f steps/s", step, self.total_steps, mean_return, self.sps)
+            eta = f"  ETA {format_duration((self.total_steps - step) / self.sps)}" if self.sps > 0 else ""
+            log.info("step %d/%d  eval return %.2f  %.0f steps/s%s", step, self.total_steps, mean_return, self.sps, eta)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from td3x import __version__
 from td3x.checkpoint import CheckpointError
 from td3x.config import (
     CONF_DIR,
@@ -39,6 +41,7 @@ from td3x.config import (
 )
 from td3x.envs import check_env, env_spec, make_env
 from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE, truncate_after, write_json_atomic
+from td3x.overrides import group_options, override_problems
 from td3x.provenance import collect_provenance
 from td3x.resume import Plan, ResumeError, exclusive, plan
 from td3x.trainer import RunInterrupted, Trainer, TrainingError, seed_configs
@@ -155,6 +158,7 @@ def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | No
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
         seeds = zip(decision.parts["seeds"], seed_run_dirs(run_dir, config.seed, config.run.num_seeds), strict=True)
         return group_summary([_finished_summary(decision.parts, state, seed_dir) for state, seed_dir in seeds])
+    log.info(start_line(config, run_dir, choices))
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dirs = seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
     _prepare_run_dirs(run_dirs, decision)
@@ -179,6 +183,17 @@ def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | No
             trainer.close("failed", failure=f"{type(error).__name__}: {error}")
         raise
     return group_summary(trainer.close("complete"))
+
+
+def start_line(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> str:
+    """The one line that says what is about to run."""
+    last_seed = config.seed + config.run.num_seeds - 1
+    seeds = f"seed {config.seed}" if last_seed == config.seed else f"seeds {config.seed}-{last_seed}"
+    agent = (choices or {}).get("agent", "as configured")
+    return (
+        f"training {config.env.id} | agent {agent} | row {config.paper_row} | {config.run.total_steps} steps | "
+        f"{seeds} | {config.run.num_threads} thread(s) | run dir {run_dir}"
+    )
 
 
 def _finished_summary(parts: dict[str, Any], seed_state: dict[str, Any], run_dir: Path) -> dict[str, Any]:
@@ -260,8 +275,82 @@ def _hydra_main(cfg: DictConfig) -> dict[str, Any] | None:
     return summary
 
 
+MOST_USED_KEYS = (
+    ("seed", "the run's seed (a K-seeds run trains seed .. seed + K - 1)"),
+    ("run.total_steps", "env steps (default: the env option's budget: 15000 for pendulum, 1M for MuJoCo)"),
+    ("run.eval_every", "env steps between evaluations of run.eval_episodes deterministic episodes"),
+    ("run.num_seeds", "K seeds trained side by side in this process (faster per core)"),
+    ("run.num_threads", "torch threads (part of the config: it changes float results)"),
+    ("agent.policy_delay", "d: actor and target updates every d critic updates (1 = no delay)"),
+    ("agent.n_critics", "critics whose min forms the target (1 = no clipped double Q)"),
+    ("agent.target_policy_noise", "σ̃ of target policy smoothing (0 = none)"),
+    ("noise.std", "exploration noise, in normalised action units"),
+    ("logging.wandb_mode", "offline (default), online or disabled; also the WANDB_MODE variable"),
+)
+
+
+def help_text() -> str:
+    """``td3x-train --help``: what it does, the groups and their options, the most used keys, examples."""
+    defaults = {
+        group: option
+        for entry in yaml.safe_load((CONF_DIR / "train.yaml").read_text())["defaults"]
+        if isinstance(entry, dict)
+        for group, option in entry.items()
+    }
+    groups = "\n".join(
+        textwrap.fill(
+            ", ".join(options) + (f" (default: {defaults[group]})" if group in defaults else ""),
+            width=100,
+            initial_indent=f"  {group:<11} ",
+            subsequent_indent=" " * 14,
+        )
+        for group, options in group_options().items()
+    )
+    keys = "\n".join(f"  {key:<27} {meaning}" for key, meaning in MOST_USED_KEYS)
+    return f"""td3x-train {__version__}: train TD3 (Fujimoto et al., 2018) or one of its ablations on a Gymnasium env.
+
+Usage: td3x-train [GROUP=OPTION] [KEY=VALUE] [+experiment=NAME] [-m]
+
+With no arguments it is the demo: TD3 on Pendulum-v1 for 15000 env steps, a few minutes on a CPU.
+
+Config groups (GROUP=OPTION; ablation options are the rows of the paper's Table 2,
++experiment=NAME launches a whole sweep):
+{groups}
+
+Most used keys (KEY=VALUE; every key is in the docs' configuration reference, and
+`td3x-train --cfg job` prints the composed config without training):
+{keys}
+
+Examples:
+  td3x-train                                          the demo
+  td3x-train env=hopper ablation=no_twin seed=3       one Table 2 cell, 1M steps
+  td3x-train env=hopper run.total_steps=20000         a short MuJoCo run
+  td3x-train -m env=hopper ablation=none,ahe seed=0,1 a small sweep (see also td3x-sweep list)
+  td3x-train +experiment=table2                       the paper's whole ablation table
+
+A run writes config.yaml, eval.csv, metrics.jsonl, summary.json and checkpoint.pt in its run dir.
+Related: td3x-resume RUN_DIR, td3x-sweep, td3x-eval, td3x-report; td3x.load(RUN_DIR) in Python.
+Docs: the docs/ pages of the repository (`mkdocs serve` with the docs extra installed).
+Exit codes: 0 done; 2 a config or resume refusal (nothing created); 1 training stopped, or
+another composition error reported by Hydra.
+--hydra-help shows Hydra's own help; --version td3x's version."""
+
+
 def main() -> None:
-    """Console script ``td3x-train``: Hydra's command line (overrides, ``-m`` for multirun)."""
+    """Console script ``td3x-train``: Hydra's command line (overrides, ``-m`` for multirun), with td3x's own
+    ``--help`` and ``--version``, and every override checked against the schema and ``conf/`` first."""
+    arguments = sys.argv[1:]
+    if "--version" in arguments:
+        print(f"td3x {__version__}")
+        return
+    if "--help" in arguments or "-h" in arguments:
+        print(help_text())
+        return
+    problems = override_problems([argument for argument in arguments if "=" in argument and argument[0] != "-"])
+    if problems:
+        for problem in problems:
+            print(f"config error: {problem}", file=sys.stderr)
+        sys.exit(2)
     register_configs()
     _hydra_main()
 
