@@ -1,0 +1,123 @@
+"""The README and the docs site: short, self-contained, complete, and a strict build that passes."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import inspect
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from td3x.config import TrainConfig, schema_keys
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+# what a user's checkout lacks: the workspace around the repository and its design notes
+OUTSIDE_THE_REPO = re.compile(r"\.\./|/work/|shared/|PAPER\.md|DESIGN\.md|ECOSYSTEM\.md")
+# the docs speak to users: no issue numbers, no account of how td3x was built
+NOT_FOR_USERS = re.compile(r"issue #?\d+|#\d{2,}\b|these machines|\bsessions?\b|CI box", re.IGNORECASE)
+
+
+def load_hook() -> ModuleType:
+    """docs/hooks/config_reference.py, which mkdocs loads by path (it is not a package)."""
+    spec = importlib.util.spec_from_file_location("config_reference", DOCS / "hooks" / "config_reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HOOK = load_hook()
+
+
+PAGES = ["README.md", *(str(path.relative_to(ROOT)) for path in sorted(DOCS.rglob("*.md")))]
+
+
+@functools.cache
+def page_text(name: str) -> str:
+    """A page's Markdown with the generated tables filled in, as the built site has them."""
+    return HOOK.on_page_markdown((ROOT / name).read_text())
+
+
+def leaf_keys() -> list[str]:
+    keys = schema_keys()
+    return [key for key in keys if not any(other.startswith(f"{key}.") for other in keys)]
+
+
+def test_readme_is_at_most_200_lines() -> None:
+    assert len(README.read_text().splitlines()) <= 200
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_pages_name_nothing_outside_the_repository(name: str) -> None:
+    assert OUTSIDE_THE_REPO.findall(page_text(name)) == []
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_pages_speak_to_users(name: str) -> None:
+    assert NOT_FOR_USERS.findall(page_text(name)) == []
+
+
+def test_readme_and_ci_run_the_same_test_command() -> None:
+    ci_commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert "python -m pytest" in ci_commands
+    assert 'pip install -e ".[test]" && python -m pytest\n' in README.read_text()
+
+
+def test_the_key_reference_lists_every_leaf_key_of_the_schema() -> None:
+    reference = HOOK.config_keys_markdown()
+    rows = [line for line in reference.splitlines() if line.startswith("| `")]
+    assert sorted(row.split("`")[1] for row in rows) == sorted(leaf_keys())
+    assert HOOK.KEYS_MARKER in (DOCS / "configuration.md").read_text()
+
+
+def test_the_key_reference_carries_each_fields_comment() -> None:
+    rows = {row.split("`")[1]: row for row in HOOK.config_keys_markdown().splitlines() if row.startswith("| `")}
+    beside = re.compile(r"^\s+(\w+): [^#\n]+#\s*(.+)$", re.MULTILINE)  # `name: type = default  # comment`
+    checked = 0
+    for prefix, schema in HOOK.schema_sections(TrainConfig, ""):
+        for name, comment in beside.findall(inspect.getsource(schema)):
+            assert comment.replace("|", "\\|") in rows[prefix + name], prefix + name
+            checked += 1
+    assert checked >= 10
+
+
+def test_the_generated_tables_list_every_option() -> None:
+    options = HOOK.group_options_markdown()
+    for group in HOOK.GROUPS:
+        selector = "+experiment" if group == "experiment" else group
+        for path in (ROOT / "conf" / group).glob("*.yaml"):
+            assert f"`{selector}={path.stem}`" in options
+    rows = HOOK.ablation_rows_markdown()
+    assert rows.count("\n| `") == len(list((ROOT / "conf" / "ablation").glob("*.yaml")))
+    assert "| `no_twin` | TD3 - CDQ | `1` | `2` | `0.2` | `clipped_double_q` |" in rows
+
+
+def test_every_console_script_is_documented() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    commands = (DOCS / "index.md").read_text()
+    for script in scripts:
+        assert f"`{script}" in commands, f"{script} is missing from docs/index.md's commands"
+        assert script in README.read_text(), f"{script} is missing from the README"
+
+
+@pytest.mark.slow
+def test_mkdocs_build_strict_passes(tmp_path: Path) -> None:
+    build = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        check=False,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    assert (tmp_path / "configuration" / "index.html").is_file()
