@@ -1,5 +1,10 @@
-"""td3x: TD3 (Fujimoto, van Hoof & Meger, ICML 2018) and its ablations, behind a typed Hydra config."""
+"""td3x: TD3 (Fujimoto, van Hoof & Meger, ICML 2018) and its ablations, behind a typed Hydra config.
 
+From Python: ``td3x.compose(overrides)`` gives a checked config, ``td3x.train(config, run_dir)`` trains it,
+``td3x.load(path)`` returns the trained :class:`td3x.Policy`, whose ``predict(obs)`` acts in the env's units.
+"""
+
+from importlib import import_module
 from typing import Any
 
 from td3x.config import TrainConfig
@@ -7,13 +12,13 @@ from td3x.replay_buffer import ReplayBuffer
 from td3x.td3 import TD3
 
 __version__ = "0.1.0"
-__all__ = ["TD3", "ReplayBuffer", "TrainConfig", "__version__", "run"]
+__all__ = ["TD3", "Policy", "ReplayBuffer", "TrainConfig", "__version__", "compose", "load", "run", "train"]
+
+# imported on first use: `import td3x` stays light, and `python -m td3x.train` does not find td3x.train imported
+_LAZY = {"run": "td3x.train", "load": "td3x.api", "Policy": "td3x.api", "compose": "td3x.api", "train": "td3x.api"}
 
 
 def __getattr__(name: str) -> Any:
-    # td3x.run is imported on first use, so `python -m td3x.train` does not find td3x.train already imported
-    if name == "run":
-        from td3x.train import run
-
-        return run
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'td3x' has no attribute {name!r}")

@@ -4,23 +4,33 @@
 on every key that changes what is learned (logging keys, the checkpoint and log intervals may change;
 a larger ``run.total_steps`` extends a run), returns at once for a finished run, and refuses a
 mismatch naming the differing keys. ``run.resume=never`` refuses a dir that already holds results.
+
+``td3x-resume RUN_DIR`` relaunches a run in place from the config it stored, without Hydra: the same
+decisions, no overrides to retype and no run-dir path to quote.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+from omegaconf import OmegaConf
+
 from td3x import checkpoint
-from td3x.config import ResumeMode, TrainConfig, to_container
-from td3x.loggers import EVAL_FILE, METRICS_FILE
+from td3x.cli import HelpFormatter, add_version_flag
+from td3x.config import ConfigError, ResumeMode, TrainConfig, from_saved, to_container
+from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE
 
 # keys that never change what is learned or evaluated: they may differ between a run and its resumption
 NOT_HASHED = ("logging", "run.checkpoint_every", "run.log_every", "run.total_steps", "run.resume", "run.keep_buffer")
@@ -113,3 +123,87 @@ def _check_same_config(saved: dict[str, Any], current: dict[str, Any]) -> None:
         f"the run dir's checkpoint was trained with another config: {'; '.join(differing)}; "
         "use another hydra.run.dir for a new run"
     )
+
+
+# ---------------------------------------------------------------------- td3x-resume
+# what td3x-resume may change: the keys that never change what is learned (NOT_HASHED, but run.resume)
+RESUME_KEYS = tuple(key for key in NOT_HASHED if key != "run.resume")
+RUN_LOG = "train.log"  # the name Hydra gives td3x-train's log in the run dir: a resumed run appends to it
+
+
+def stored_run(run_dir: Path) -> tuple[Path, dict[str, Any]]:
+    """The dir to train in and its stored config (``config.yaml``, with ``choices``): a run dir or a sweep job
+    as it is; a K-seeds process dir through its first seed's config; a ``seed_<k>`` dir of such a process
+    through its process dir, which holds the process's checkpoint.
+
+    Raises:
+        ResumeError: no td3x run there.
+    """
+    if (run_dir / CONFIG_FILE).is_file():
+        saved = yaml.safe_load((run_dir / CONFIG_FILE).read_text())
+        num_seeds = saved.get("run", {}).get("num_seeds", 1)
+        if num_seeds == 1 or run_dir.name != f"seed_{saved.get('seed')}":
+            return run_dir, saved
+        run_dir = run_dir.parent  # one seed of a K-seeds process: the process resumes as a whole
+    seed_configs = sorted(run_dir.glob(f"seed_*/{CONFIG_FILE}"), key=lambda path: int(path.parent.name[5:]))
+    if not seed_configs:
+        raise ResumeError(f"{run_dir} holds no td3x run (no {CONFIG_FILE}, no seed_<k>/{CONFIG_FILE})")
+    return run_dir, yaml.safe_load(seed_configs[0].read_text())  # the first seed's config is the process's
+
+
+def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """``saved`` with ``KEY=VALUE`` overrides of :data:`RESUME_KEYS` applied; raises ResumeError naming any
+    other key (it would change what is learned: train a new run instead)."""
+    for line in overrides:
+        key = line.partition("=")[0]
+        if "=" not in line or not any(key == allowed or key.startswith(f"{allowed}.") for allowed in RESUME_KEYS):
+            raise ResumeError(
+                f"{line!r} is not allowed: td3x-resume takes KEY=VALUE for {', '.join(RESUME_KEYS)} only "
+                "(other keys change what is learned: start a new run)"
+            )
+    merged = OmegaConf.merge(OmegaConf.create(saved), OmegaConf.from_dotlist(overrides))
+    container = OmegaConf.to_container(merged)
+    assert isinstance(container, dict)
+    return {str(key): value for key, value in container.items()}
+
+
+def _log_to(run_dir: Path) -> None:
+    """Log as td3x-train does under Hydra: to the terminal and appended to the run dir's ``train.log``."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s",
+        handlers=[logging.StreamHandler(), logging.FileHandler(run_dir / RUN_LOG)],
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console script ``td3x-resume RUN_DIR [KEY=VALUE ...]``: continue a run in place from its stored config."""
+    from td3x.train import run_and_report  # the training stack, only once the arguments are good
+
+    parser = argparse.ArgumentParser(
+        prog="td3x-resume",
+        description="Continue a td3x run in place from its own stored config and last checkpoint: a run dir, a "
+        "sweep job's dir (no quoting needed) or a K-seeds process dir. A finished run says so and exits 0.",
+        formatter_class=HelpFormatter,
+    )
+    add_version_flag(parser)
+    parser.add_argument("run_dir", type=Path, help="the run's dir (the one holding config.yaml, or seed_<k>/)")
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help=f"changes that keep what is learned: {', '.join(RESUME_KEYS)}; a larger run.total_steps extends a "
+        "run whose final checkpoint kept its buffer (run.keep_buffer=true)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        run_dir, saved = stored_run(args.run_dir)
+        choices = saved.get("choices") or {}
+        config = from_saved(resume_overrides(saved, args.overrides))
+    except (ResumeError, ConfigError) as error:
+        for line in getattr(error, "problems", [str(error)]):
+            print(f"resume error: {line}", file=sys.stderr)
+        sys.exit(2)
+    _log_to(run_dir)
+    if run_and_report(config, run_dir, choices) is None:
+        sys.exit(1)

@@ -29,6 +29,7 @@ from omegaconf import DictConfig
 
 from td3x import __version__
 from td3x.checkpoint import CheckpointError
+from td3x.cli import VERSION_LINE
 from td3x.config import (
     CONF_DIR,
     ConfigError,
@@ -253,6 +254,14 @@ def _hydra_main(cfg: DictConfig) -> dict[str, Any] | None:
     config = _checked_config(cfg, run_dir, multirun)
     if config is None:
         return None
+    return run_and_report(config, run_dir, choices, multirun)
+
+
+def run_and_report(
+    config: TrainConfig, run_dir: Path, choices: dict[str, str] | None, multirun: bool = False
+) -> dict[str, Any] | None:
+    """:func:`run` for a command line: a refusal or a stop is one line per problem and an exit code (2: resume
+    refused; 1: training stopped), or, in a multirun job, an exception; the last line sums the run up."""
     try:
         summary = run(config, run_dir, choices)
     except (ResumeError, CheckpointError) as error:
@@ -341,7 +350,7 @@ def main() -> None:
     ``--help`` and ``--version``, and every override checked against the schema and ``conf/`` first."""
     arguments = sys.argv[1:]
     if "--version" in arguments:
-        print(f"td3x {__version__}")
+        print(VERSION_LINE)
         return
     if "--help" in arguments or "-h" in arguments:
         print(help_text())

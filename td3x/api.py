@@ -1,0 +1,135 @@
+"""td3x from Python: compose a config, train, load the trained policy and act with it.
+
+    import td3x
+    config = td3x.compose(["env=pendulum", "run.total_steps=5000"])
+    summary = td3x.train(config, "outputs/notebook/pendulum")
+    policy = td3x.load("outputs/notebook/pendulum")
+    action = policy.predict(obs)          # in the env's own units, for gymnasium.make(policy.env_id)
+
+The same composition, checks and run dir as ``td3x-train``; the policy is the one ``td3x-eval`` evaluates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+from numpy.typing import ArrayLike
+
+from td3x.config import CONF_DIR, ConfigError, Device, TrainConfig, register_configs, to_typed
+from td3x.envs import env_spec, make_env
+from td3x.evaluate import TrainedRun, load_run
+from td3x.overrides import override_problems
+
+
+class Policy:
+    """A trained actor that acts in the env's own units: ``predict(obs)`` for ``gymnasium.make(env_id)``.
+
+    Observations are normalised with the run's frozen statistics (``env.normalize_obs``) and the actor's
+    [-1, 1] actions are mapped to the env's bounds exactly as training's ``RescaleAction`` wrapper does, so
+    an episode driven by :meth:`predict` scores what ``td3x-eval`` reports for the same reset seed.
+
+    Attributes:
+        config: the run's :class:`~td3x.config.TrainConfig`.
+        env_id: the Gymnasium id it was trained on.
+        step: the env steps it was trained for.
+        checkpoint_path: the checkpoint it was loaded from.
+    """
+
+    def __init__(self, run: TrainedRun) -> None:
+        self.config: TrainConfig = run.config
+        self.env_id: str = run.config.env.id
+        self.step: int = run.step
+        self.checkpoint_path: Path = run.checkpoint_path
+        self._act = run.agent.act
+        env = make_env(run.config.env)
+        self.obs_dim = env_spec(env).obs_dim
+        # make_env's wrapper maps [-1, 1] to the env's bounds: reuse its very map (no wrapper: already [-1, 1])
+        self._to_env_units: Callable[[np.ndarray], np.ndarray] = (
+            env.action if isinstance(env, gym.ActionWrapper) else np.asarray
+        )
+        env.close()
+
+    def predict(self, obs: ArrayLike) -> np.ndarray:
+        """The deterministic action π(s) (no exploration noise), in the env's units.
+
+        Args:
+            obs: one observation (obs_dim,) or a batch (B, obs_dim).
+
+        Returns:
+            (action_dim,) for one observation, (B, action_dim) for a batch.
+
+        Raises:
+            ValueError: an observation of another size.
+        """
+        array = np.asarray(obs, dtype=np.float32)
+        batch = array.reshape(1, -1) if array.ndim == 1 else array
+        if batch.ndim != 2 or batch.shape[1] != self.obs_dim:
+            raise ValueError(
+                f"predict takes (obs_dim,) or (B, obs_dim) observations with obs_dim={self.obs_dim} "
+                f"({self.env_id}), got shape {array.shape}"
+            )
+        actions = np.asarray(self._to_env_units(self._act(batch[None])[0]))
+        return actions[0] if array.ndim == 1 else actions
+
+    def __repr__(self) -> str:
+        return f"Policy({self.env_id}, step={self.step}, checkpoint={str(self.checkpoint_path)!r})"
+
+
+def load(path: str | Path, device: str = "cpu") -> Policy:
+    """The trained policy of a run.
+
+    Args:
+        path: a run dir, one seed's ``seed_<k>`` dir of a K-seeds run, or a ``checkpoint.pt`` file.
+        device: ``cpu`` (default), ``cuda`` or ``auto``.
+
+    Raises:
+        td3x.evaluate.RunError: no run there, or a K-seeds process dir (the message names its seed dirs).
+        td3x.checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
+    """
+    return Policy(load_run(Path(path), Device(device)))
+
+
+def compose(overrides: Sequence[str] = ()) -> TrainConfig:
+    """The checked config that ``td3x-train OVERRIDES`` would train, without training.
+
+    Args:
+        overrides: Hydra overrides as on the command line, e.g. ``["env=hopper", "ablation=no_twin", "seed=3"]``.
+
+    Raises:
+        ConfigError: unknown keys or options, or values out of range (``problems``: one line each).
+    """
+    problems = override_problems(list(overrides))
+    if problems:
+        raise ConfigError(problems)
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return to_typed(hydra_compose(config_name="train", overrides=list(overrides)))
+
+
+def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
+    """Train (or resume, or find finished) the run ``config`` describes in ``run_dir``; returns its summary
+    (``final_return``, ``last10_return``, ``steps``, ``wall_time_s``, ...). Progress goes to the ``td3x``
+    logger, shown on stderr when nothing else handles it.
+
+    Raises:
+        ConfigError: an env id or setting the installed libraries refuse.
+        td3x.resume.ResumeError: ``run_dir`` holds another config's results.
+        td3x.trainer.TrainingError: a non-finite loss or parameter (the logs and last checkpoint are kept).
+    """
+    from td3x.train import check_runtime, run  # the training stack, on first use
+
+    problems = check_runtime(config)
+    if problems:
+        raise ConfigError(problems)
+    td3x_log = logging.getLogger("td3x")
+    if not td3x_log.handlers and not logging.getLogger().handlers:
+        td3x_log.addHandler(logging.StreamHandler())
+        td3x_log.setLevel(logging.INFO)
+    return run(config, Path(run_dir))
