@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import torch
 
 from td3x import __version__, checkpoint
+from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import ConfigError, TrainConfig, from_saved, seed_run_dirs
 from td3x.envs import env_spec, make_env
 from td3x.export import (
@@ -50,6 +51,7 @@ from td3x.video import (
 
 PROG = "td3x-eval"
 CHECK_OBSERVATIONS = 256  # observations on which the ONNX file is checked against torch
+RUNS_NAMED = 3  # run dirs named when td3x-eval is given a folder above them
 
 
 class RunError(ValueError):
@@ -72,12 +74,31 @@ class TrainedRun:
 
 
 def find_checkpoint(target: Path) -> Path:
-    """The checkpoint of ``target``: a run dir's ``checkpoint.pt``, or ``target`` itself when it is a file."""
+    """The checkpoint of ``target``: a run dir's ``checkpoint.pt``, or ``target`` itself when it is a file.
+
+    Raises:
+        RunError: no such path, or a folder above run dirs (a sweep dir): the message names a few of them.
+    """
     if target.is_dir():
+        if not (target / checkpoint.CHECKPOINT_FILE).exists():
+            _refuse_folder_of_runs(target)
         return target / checkpoint.CHECKPOINT_FILE
     if target.exists():
         return target
     raise RunError(f"no run dir or checkpoint file at {target}")
+
+
+def _refuse_folder_of_runs(folder: Path) -> None:
+    """Raise a RunError naming a few run dirs when ``folder`` (without a checkpoint of its own) holds some."""
+    # run dirs hold their config.yaml; a K-seeds process dir holds only the seeds' shared checkpoint
+    runs = sorted(
+        path.parent for path in folder.rglob(checkpoint.CHECKPOINT_FILE) if (path.parent / "config.yaml").is_file()
+    )
+    if not runs:
+        return  # no run below either: loading the missing checkpoint says so
+    kind = "a sweep dir" if (folder / "multirun.yaml").is_file() else "a folder of runs, not a run dir"
+    named = ", ".join(str(run) for run in runs[:RUNS_NAMED]) + (", ..." if len(runs) > RUNS_NAMED else "")
+    raise RunError(f"{folder} is {kind}: pick one of the {len(runs)} runs inside, e.g. {PROG} {runs[0]} ({named})")
 
 
 def config_from_dict(saved: dict[str, Any]) -> TrainConfig:
@@ -217,8 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog=PROG,
         description="Evaluate a trained run's checkpoint as training did, record videos of it, export its actor.",
+        formatter_class=HelpFormatter,
     )
-    parser.add_argument("run", type=Path, help="a run dir (its checkpoint.pt) or a checkpoint file")
+    add_version_flag(parser)
+    parser.add_argument(
+        "run", type=Path, help="a run dir (its checkpoint.pt), a seed_<k> dir of a K-seeds run, or a checkpoint file"
+    )
     parser.add_argument(
         "--episodes",
         type=_int_at_least(1),
@@ -229,14 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=_int_at_least(0), metavar="S", help="reset seed of episode 0 (default: the run's eval seed)"
     )
     parser.add_argument("--video", action="store_true", help="record evaluation episodes to <run>/videos/*.mp4")
-    parser.add_argument(
-        "--video-episodes", type=_int_at_least(1), default=1, metavar="K", help="episodes to record (default 1)"
-    )
+    parser.add_argument("--video-episodes", type=_int_at_least(1), default=1, metavar="K", help="episodes to record")
     parser.add_argument(
         "--wandb-mode",
         choices=("offline", "online", "disabled"),
         default="offline",
-        help="how videos reach the run's W&B run (default offline: `wandb sync` uploads them)",
+        help="how videos reach the run's W&B run (offline: `wandb sync` uploads them later)",
     )
     parser.add_argument("--export", action="store_true", help=f"write the actor to <run>/{ONNX_FILE} (onnxruntime)")
     return parser

@@ -1,9 +1,10 @@
-"""``td3x-sweep``: look at a Hydra multirun without running it.
+"""``td3x-sweep``: list a multirun's jobs before launching it; follow, relaunch and recheck a launched one.
 
 ``td3x-sweep list +experiment=table2`` prints every job the same ``td3x-train`` overrides would launch
 (Hydra itself refuses ``-m --cfg job``): the count, each job's overrides, its run dir, and any job whose
 config td3x would refuse. It composes each job's config exactly as Hydra's basic sweeper does (the
-experiment's ``hydra.sweeper.params`` first, then the command line) and creates nothing.
+experiment's ``hydra.sweeper.params`` first, then the command line) and creates nothing. ``status`` reads a
+sweep dir (or one run dir, or a K-seeds process dir) and runs nothing; ``rerun`` and ``recheck`` train.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from hydra.core.override_parser.types import Override
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
 
+from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, seed_run_dirs, to_typed
 
 
@@ -201,6 +203,24 @@ def sweep_states(sweep_dir: Path) -> list[RunState]:
     ]
 
 
+def path_states(path: Path) -> list[RunState]:
+    """The state of every run of a sweep dir, of a run dir, or of each seed of a K-seeds process dir.
+
+    Raises:
+        FileNotFoundError: ``path`` is none of these (the message names the sweep dir's missing multirun.yaml).
+    """
+    if (path / "multirun.yaml").is_file():
+        return sweep_states(path)
+    configs = [path / "config.yaml"] if (path / "config.yaml").is_file() else sorted(path.glob("seed_*/config.yaml"))
+    if not configs:
+        read_sweep(path)  # raises: neither a sweep dir nor a run dir
+    now = time.time()
+    return [
+        run_state(config.parent, int(yaml.safe_load(config.read_text())["run"]["total_steps"]), now)
+        for config in configs
+    ]
+
+
 def _print_status(states: list[RunState]) -> int:
     counts: dict[str, int] = {}
     for state in states:
@@ -294,26 +314,53 @@ def _provenance_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return changes or ["same versions, threads, CPU and code: look for nondeterministic ops or another device"]
 
 
+DESCRIPTION = "List a multirun's jobs before launching it; follow, relaunch and recheck a launched one."
+COMMANDS = {
+    "list": "print every job a td3x-train multirun with these overrides would launch (its run dir, overrides and "
+    "config errors) and the count; runs and creates nothing",
+    "status": "count the complete, running, stale, failed and not started runs of a sweep dir, a run dir or a "
+    "K-seeds process dir, with the steps done and the compute left; runs nothing",
+    "rerun": "trains: launch a sweep again with its own overrides and launcher; complete jobs return at once, the "
+    "others resume from their checkpoints (or start); for one run dir use td3x-resume",
+    "recheck": "trains briefly: re-run the first --runs complete runs of a sweep for --steps env steps in a "
+    "scratch dir (the sweep is left alone) and compare their eval.csv bit for bit",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """td3x-sweep's command line: one subcommand per entry of ``COMMANDS``."""
+    parser = argparse.ArgumentParser(prog="td3x-sweep", description=DESCRIPTION, formatter_class=HelpFormatter)
+    add_version_flag(parser)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    sub = {
+        name: commands.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)
+        for name, text in COMMANDS.items()
+    }
+    sub["list"].add_argument(
+        "overrides",
+        nargs="*",
+        help="td3x-train overrides, e.g. +experiment=table2 seed=0,1 (default: none, conf/train.yaml as it is)",
+    )
+    sub["status"].add_argument(
+        "sweep_dir", type=Path, metavar="path", help="a sweep dir (with multirun.yaml), a run dir or a K-seeds dir"
+    )
+    for name in ("rerun", "recheck"):
+        sub[name].add_argument("sweep_dir", type=Path, help="a sweep dir (the one holding multirun.yaml)")
+    sub["recheck"].add_argument("--runs", type=int, default=2, help="how many complete runs to re-run")
+    sub["recheck"].add_argument(
+        "--steps", type=int, help="env steps per re-run (default: 2 run.eval_every + 1, so 3 evaluations compare)"
+    )
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console script ``td3x-sweep``: list, status, rerun, recheck."""
-    parser = argparse.ArgumentParser(prog="td3x-sweep", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    listing = commands.add_parser("list", help="print every job of a multirun without running anything")
-    listing.add_argument("overrides", nargs="*", help="td3x-train overrides, e.g. +experiment=table2 seed=0,1")
-    for name, help_text in (
-        ("status", "count complete, running, stale, failed and missing runs of a sweep"),
-        ("rerun", "relaunch a sweep's failed and unfinished runs (each resumes)"),
-        ("recheck", "re-run a few finished runs briefly in a scratch dir: the same numbers?"),
-    ):
-        commands.add_parser(name, help=help_text).add_argument("sweep_dir", type=Path)
-    commands.choices["recheck"].add_argument("--runs", type=int, default=2, help="complete runs to re-run (2)")
-    commands.choices["recheck"].add_argument("--steps", type=int, help="env steps per re-run (2 eval_every + 1)")
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         if args.command == "list":
             sys.exit(_print_list(list_jobs(list(args.overrides))))
         if args.command == "status":
-            sys.exit(_print_status(sweep_states(args.sweep_dir)))
+            sys.exit(_print_status(path_states(args.sweep_dir)))
         if args.command == "recheck":
             sys.exit(recheck(args.sweep_dir, args.runs, args.steps))
         sys.exit(rerun(args.sweep_dir))

@@ -1,10 +1,11 @@
 """td3x's analysis side: run dirs → the paper's tables, rliable statistics and plots. It reads run dirs and never
-trains, so it imports nothing else from td3x.
+trains, so it imports nothing else from td3x but ``td3x.cli`` (``--version`` and the help's defaults).
 
 Modules: ``runs`` (find and load run dirs), ``cells`` (group runs into rows × envs, flag what is not averaged),
 ``metrics`` (the paper's metrics and rliable's statistics), ``cell_stats`` (one cell's numbers), ``aggregates``
 (normalised scores across envs), ``seeds`` (the seed study), ``paper`` (the published numbers and curves),
-``tables``, ``plots``, ``wandb_export``, ``report`` (build and write) and ``cli`` (``td3x-report``).
+``fidelity`` (our TD3 points within the authors' published spread), ``tables``, ``plots``, ``wandb_export``,
+``report`` (build and write) and ``cli`` (``td3x-report``).
 """
 
 from td3x.analysis.report import Report, Settings, build_report, write_report

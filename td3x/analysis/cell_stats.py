@@ -10,6 +10,7 @@ import numpy as np
 
 from td3x.analysis.cells import Cell
 from td3x.analysis.metrics import (
+    PAPER_LAST_EVALUATIONS,
     Band,
     Estimate,
     Peak,
@@ -56,6 +57,11 @@ class CellStats:
     def scores(self) -> dict[int, float]:
         """Each seed's last-10 mean."""
         return dict(zip(self.cell.seeds, map(float, last10_scores(self.curves)), strict=True))
+
+    @property
+    def last10_has_step0(self) -> bool:
+        """Whether the last-10 mean takes in the untrained policy's step-0 evaluation (10 or fewer evaluations)."""
+        return bool(len(self.steps) <= PAPER_LAST_EVALUATIONS and self.steps[0] == 0)
 
 
 def shared_steps(runs: tuple[Run, ...]) -> np.ndarray:

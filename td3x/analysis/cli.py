@@ -2,6 +2,7 @@
 
 td3x-report outputs/table2 --out report/            # Markdown to stdout; CSV, LaTeX, PNG, HTML in report/
 td3x-report outputs/multirun/a outputs/runs/b --out report/ --reps 5000 --wandb
+td3x-report docs/results/runs --out docs/results/report --plotly cdn     # a committed report: no plotly.js copy
 """
 
 from __future__ import annotations
@@ -9,10 +10,49 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 from pathlib import Path
 
+from td3x.analysis.plots import PLOTLY_JS
 from td3x.analysis.report import ReportError, Settings, build_report, write_report
 from td3x.analysis.wandb_export import log_report
+from td3x.cli import HelpFormatter, add_version_flag
+
+DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
+PLOTLY_HELP = (
+    "how the interactive HTML plots get plotly.js: 'directory' writes one plotly.min.js (4.8 MB) beside them, so "
+    "they open offline; 'cdn' loads it from cdn.plot.ly when a page is opened (no copy: for a report committed to "
+    "git, but it needs a network); 'inline' puts a copy in every page (each opens alone, 4.8 MB each); 'none' "
+    "writes no HTML plots (PNG only)"
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """td3x-report's command line."""
+    defaults = Settings()
+    parser = argparse.ArgumentParser(
+        prog="td3x-report",
+        description="Turn td3x run dirs into the paper's tables (Markdown on stdout, CSV and LaTeX), aggregate "
+        "statistics (rliable), the count of TD3 evaluations within the authors' published spread, and plots (PNG, "
+        "interactive HTML). Run dirs are found by their config.yaml.",
+        formatter_class=HelpFormatter,
+    )
+    add_version_flag(parser)
+    parser.add_argument("paths", nargs="+", type=Path, help="sweep dirs, run dirs, or folders above them")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help=f"directory for the tables, plots and report.md (default: a new {DEFAULT_OUT}/<date>_<time> below "
+        "the current directory; the path is printed)",
+    )
+    parser.add_argument("--reps", type=int, default=defaults.reps, help="bootstrap replications per CI")
+    parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of every bootstrap")
+    parser.add_argument("--at-step", type=int, default=defaults.at_step, help="env step of the 'return at' table")
+    parser.add_argument("--plotly", choices=list(PLOTLY_JS), default="directory", help=PLOTLY_HELP)
+    parser.add_argument(
+        "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
+    )
+    return parser
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -21,20 +61,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     Args:
         argv: the arguments (``sys.argv[1:]`` when None).
     """
-    defaults = Settings()
-    parser = argparse.ArgumentParser(
-        prog="td3x-report",
-        description="Turn td3x run dirs into the paper's tables (Markdown on stdout, CSV and LaTeX), aggregate "
-        "statistics (rliable) and plots (PNG, interactive HTML). Run dirs are found by their config.yaml.",
-    )
-    parser.add_argument("paths", nargs="+", type=Path, help="sweep dirs, run dirs, or folders above them")
-    parser.add_argument("--out", type=Path, required=True, help="directory for the tables, plots and report.md")
-    parser.add_argument("--reps", type=int, default=defaults.reps, help="bootstrap replications per CI")
-    parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of every bootstrap")
-    parser.add_argument("--at-step", type=int, default=defaults.at_step, help="env step of the 'return at' table")
-    parser.add_argument(
-        "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
-    )
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.reps < 1 or args.at_step < 0:
         parser.error("--reps must be >= 1 and --at-step >= 0")
@@ -54,10 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ReportError, FileNotFoundError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2
-    written = write_report(report, args.out)
+    out = args.out or DEFAULT_OUT / time.strftime("%Y-%m-%d_%H-%M-%S")
+    written = write_report(report, out, args.plotly)
     print(written.markdown)
+    print(f"report written to {out}", file=sys.stderr)  # stdout holds the Markdown alone
     if args.wandb:
-        wandb_dir = log_report(report.runs, written.frames, written.images, args.out)
+        wandb_dir = log_report(report.runs, written.frames, written.images, out)
         print(f"W&B run: {wandb_dir}" if wandb_dir else "W&B logging failed; see the warning above", file=sys.stderr)
     return 0
 

@@ -44,8 +44,8 @@ class Peak:
 
 @dataclass(frozen=True, eq=False)  # arrays have no single truth value
 class Band:
-    """A mean curve with a band around it: a pointwise 95% bootstrap CI (learning curves), or a percentile range
-    (the seed study's CI widths)."""
+    """A mean curve with a band around it: a pointwise 95% bootstrap CI (learning curves), a percentile range
+    (the seed study's CI widths), or the mean ± 2 std across seeds (the authors' published curves)."""
 
     x: np.ndarray
     mean: np.ndarray

@@ -20,34 +20,48 @@ from td3x.analysis.metrics import Band, Estimate
 
 DPI = 120
 REFERENCE_COLOR = "black"  # the authors' published curve, apart from our rows' palette
+# how an HTML page gets plotly.js: one plotly.min.js beside the pages (opens offline, one 4.8 MB copy), a <script>
+# from plotly's CDN (no copy; needs a network to open), a copy inside each page, or no HTML pages at all (PNG only)
+PLOTLY_JS: dict[str, str | bool | None] = {"directory": "directory", "cdn": "cdn", "inline": True, "none": None}
 PAIR_SEPARATOR = " > "  # row labels may hold commas (rliable's default separator)
 ROW_HEIGHT = 0.6  # inches per row of the interval plot
 XLABEL_DROP = 0.7  # inches from the interval plot's axis down to its x label
 
 
 def band_plot(
-    bands: dict[str, Band], stem: Path, title: str, labels: tuple[str, str], reference: str | None = None
+    bands: dict[str, Band],
+    stem: Path,
+    title: str,
+    labels: tuple[str, str],
+    reference: str | None = None,
+    plotly_js: str = "directory",
 ) -> list[Path]:
-    """One figure of curves with bands, as ``stem.png`` and an interactive ``stem.html``.
+    """One figure of curves with bands, as ``stem.png`` and (unless ``plotly_js`` is ``none``) ``stem.html``.
 
     Args:
         bands: per legend entry, a mean curve with its band (a NaN band is not drawn).
         stem: the output path without suffix.
-        title: the figure's title.
+        title: the figure's title (a line break starts a subtitle).
         labels: the x-axis and y-axis labels.
         reference: the entry drawn in black (the authors' published curve), if any.
+        plotly_js: how the HTML page gets plotly.js, a key of ``PLOTLY_JS``.
     """
     stem.parent.mkdir(parents=True, exist_ok=True)
     colors = _band_colors(list(bands), reference)
-    return [
-        _band_png(bands, stem.with_suffix(".png"), title, labels, colors),
-        _band_html(bands, stem, title, labels, colors),
-    ]
+    files = [_band_png(bands, stem.with_suffix(".png"), title, labels, colors)]
+    include = PLOTLY_JS[plotly_js]
+    if include is not None:
+        files.append(_band_html(bands, stem, title, labels, colors, include))
+    return files
 
 
-def reference_label(env_id: str) -> str:
-    """The legend entry of the authors' published TD3 curve for an env."""
-    return f"authors' TD3 ({env_id}, sfujim/TD3)"
+def reference_label(paper_env: str) -> str:
+    """The legend entry of the authors' published TD3 curve, with its spread.
+
+    Args:
+        paper_env: the authors' gym id, e.g. ``Hopper-v1``.
+    """
+    return f"authors' TD3 ({paper_env}, gym v1, sfujim/TD3): 10-seed mean ± 2 std"
 
 
 def _band_colors(names: list[str], reference: str | None) -> dict[str, str]:
@@ -79,7 +93,14 @@ def _band_png(bands: dict[str, Band], path: Path, title: str, labels: tuple[str,
     return path
 
 
-def _band_html(bands: dict[str, Band], stem: Path, title: str, labels: tuple[str, str], colors: dict[str, str]) -> Path:
+def _band_html(
+    bands: dict[str, Band],
+    stem: Path,
+    title: str,
+    labels: tuple[str, str],
+    colors: dict[str, str],
+    plotly_js: str | bool,
+) -> Path:
     figure = go.Figure()
     for name, band in bands.items():
         color = colors[name]
@@ -98,10 +119,11 @@ def _band_html(bands: dict[str, Band], stem: Path, title: str, labels: tuple[str
                 )
             )
         figure.add_trace(go.Scatter(x=band.x, y=band.mean, name=name, legendgroup=name, line={"color": color}))
-    figure.update_layout(title=title, xaxis_title=labels[0], yaxis_title=labels[1], hovermode="x unified")
+    figure.update_layout(
+        title=title.replace("\n", "<br>"), xaxis_title=labels[0], yaxis_title=labels[1], hovermode="x unified"
+    )
     path = stem.with_suffix(".html")
-    # plotly.min.js is written once beside the pages, so they open offline without a 4 MB copy in each
-    figure.write_html(path, include_plotlyjs="directory")
+    figure.write_html(path, include_plotlyjs=plotly_js)
     return path
 
 

@@ -12,8 +12,9 @@ from td3x.analysis import plots, tables
 from td3x.analysis.aggregates import Normaliser, RowAggregate, aggregate_rows, make_normalisers, row_profiles
 from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats, cell_stats
 from td3x.analysis.cells import Grid, make_grid
-from td3x.analysis.metrics import Band, curve_bands, last10_scores
-from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
+from td3x.analysis.fidelity import Fidelity, authors_band, fidelity
+from td3x.analysis.metrics import Band, last10_scores
+from td3x.analysis.paper import AUTHORS_EVAL_EVERY, TD3_ROW, paper_env
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seeds import MIN_SEEDS, SeedStudy, study_seeds
 
@@ -50,16 +51,19 @@ class Report:
     normalisers: dict[str, Normaliser]
     aggregates: list[RowAggregate]
     studies: list[SeedStudy]
+    fidelity: list[Fidelity]
     settings: Settings
 
 
 @dataclass
 class Written:
-    """What ``write_report`` produced: the Markdown, the tables by name, and every file written."""
+    """What ``write_report`` produced: the Markdown, the tables by name, every file written, and one line per
+    figure not drawn saying why."""
 
     markdown: str = ""
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    not_drawn: list[str] = field(default_factory=list)
 
     @property
     def images(self) -> list[Path]:
@@ -94,7 +98,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         if len(s.cell.runs) >= MIN_SEEDS
     ]
     aggregates = aggregate_rows(grid, scores, normalisers, settings.reps, settings.seed)
-    return Report(list(paths), runs, grid, stats, normalisers, aggregates, studies, settings)
+    counts = [count for s in stats.values() if s.cell.paper_row == TD3_ROW and (count := fidelity(s)) is not None]
+    return Report(list(paths), runs, grid, stats, normalisers, aggregates, studies, counts, settings)
 
 
 def _untrained(stats: dict[tuple[str, str], CellStats]) -> dict[str, float]:
@@ -106,19 +111,23 @@ def _untrained(stats: dict[tuple[str, str], CellStats]) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------------------------------- writing
-def write_report(report: Report, out: Path) -> Written:
+def write_report(report: Report, out: Path, plotly_js: str = "directory") -> Written:
     """Write the tables (CSV, LaTeX), plots (PNG, HTML) and ``report.md`` into ``out``.
 
     Args:
         report: from ``build_report``.
         out: the output directory (created).
+        plotly_js: how the HTML plots get plotly.js (a key of ``plots.PLOTLY_JS``; ``none``: no HTML plots).
     """
     out.mkdir(parents=True, exist_ok=True)
     written = Written(frames=report_frames(report))
     written.files += write_tables(written.frames, out)
-    written.files += write_plots(report, out / PLOTS_DIR)
+    figures = write_plots(report, out / PLOTS_DIR, plotly_js)
+    written.files += figures.files
+    written.not_drawn = figures.not_drawn
     written.files.append(out / "report.md")
-    written.markdown = render_markdown(report, written.frames, [path.relative_to(out) for path in written.files])
+    relative = [path.relative_to(out) for path in written.files]
+    written.markdown = render_markdown(report, written.frames, relative, written.not_drawn)
     written.files[-1].write_text(written.markdown)
     return written
 
@@ -145,6 +154,8 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
     if report.studies:
         frames["seed_study"] = tables.seed_study_frame(report.studies)
         frames["seed_study_welch"] = tables.welch_csv_frame(report.studies)
+    if report.fidelity:
+        frames["fidelity"] = tables.fidelity_frame(report.fidelity)
     return frames
 
 
@@ -167,85 +178,141 @@ def write_tables(frames: dict[str, pd.DataFrame], out: Path) -> list[Path]:
     """
     files = [tables.write_csv(frame, out / f"{name}.csv") for name, frame in frames.items()]
     files += [
-        tables.write_latex(frames[name], out / f"{name}.tex", caption)
+        tables.write_latex(frames[name], out / f"{name}.tex", caption + _step0_note(frames[name]))
         for name, caption in LATEX_CAPTIONS.items()
         if name in frames
     ]
     return files
 
 
-def write_plots(report: Report, plots_dir: Path) -> list[Path]:
+def _step0_note(frame: pd.DataFrame) -> str:
+    """What ``†`` means, for a table that has a cell marked with it (else nothing)."""
+    marked = frame.map(lambda text: tables.STEP0_MARK in str(text)).to_numpy().any()
+    return f" {tables.STEP0_NOTE}" if marked else ""
+
+
+@dataclass
+class Figures:
+    """The plots of a report being written: the files so far, and one line per figure not drawn saying why.
+
+    Attributes:
+        directory: where the PNG and HTML files go.
+        plotly_js: how the HTML pages get plotly.js (a key of ``plots.PLOTLY_JS``).
+    """
+
+    directory: Path
+    plotly_js: str
+    files: list[Path] = field(default_factory=list)
+    not_drawn: list[str] = field(default_factory=list)
+
+    def bands(
+        self,
+        bands: dict[str, Band],
+        name: str,
+        title: str,
+        labels: tuple[str, str],
+        empty: str,
+        reference: str | None = None,
+    ) -> None:
+        """Draw a band plot of the entries that hold a number; with none, note why it is not drawn.
+
+        Args:
+            bands: per legend entry, its curve and band.
+            name: the file name without suffix.
+            title: the figure's title.
+            labels: the x-axis and y-axis labels.
+            empty: why every entry would be NaN, for the note.
+            reference: the legend entry of the authors' curve, if any.
+        """
+        drawable = {label: band for label, band in bands.items() if np.isfinite(band.mean).any()}
+        if not drawable:
+            self.not_drawn.append(f"`{PLOTS_DIR}/{name}` is not drawn: {empty}.")
+            return
+        self.files += plots.band_plot(drawable, self.directory / name, title, labels, reference, self.plotly_js)
+
+
+def write_plots(report: Report, plots_dir: Path, plotly_js: str = "directory") -> Figures:
     """Learning curves and overestimation bias per env, the seed study's CI widths, and rliable's aggregate plots.
 
     Args:
         report: from ``build_report``.
         plots_dir: where the PNG and HTML files go.
+        plotly_js: how the HTML plots get plotly.js (a key of ``plots.PLOTLY_JS``).
     """
-    files: list[Path] = []
+    figures = Figures(plots_dir, plotly_js)
     for env_id in report.grid.envs:
-        files += _curve_plots(report, env_id, plots_dir)
-        files += _bias_plots(report, env_id, plots_dir)
-        files += _seed_plots(report, env_id, plots_dir)
-    return files + _aggregate_plots(report, plots_dir)
+        _curve_plots(report, env_id, figures)
+        _bias_plots(report, env_id, figures)
+        _seed_plots(report, env_id, figures)
+    figures.files += _aggregate_plots(report, plots_dir)
+    return figures
 
 
 def _env_stats(report: Report, env_id: str) -> list[CellStats]:
     return [report.stats[(row, env_id)] for row in report.grid.rows if (row, env_id) in report.stats]
 
 
-def _curve_plots(report: Report, env_id: str, plots_dir: Path) -> list[Path]:
+def _curve_plots(report: Report, env_id: str, figures: Figures) -> None:
     cells = _env_stats(report, env_id)
     if not cells:
-        return []
+        return
     bands = {s.cell.row: s.band for s in cells}
-    reference = _authors_band(env_id, max(int(s.steps[-1]) for s in cells), report.settings)
-    name = plots.reference_label(env_id) if reference is not None else None
+    reference = _authors_band(env_id, max(int(s.steps[-1]) for s in cells))
+    name = plots.reference_label(paper_env(env_id) or env_id) if reference is not None else None
     if reference is not None and name is not None:
         bands[name] = reference
-    return plots.band_plot(
+    counts = [
+        f"{f.row}: {f.text} evaluation points within the authors' mean ± 2 std"
+        for f in report.fidelity
+        if f.env_id == env_id
+    ]
+    figures.bands(
         bands,
-        plots_dir / f"curves_{env_id}",
-        f"{env_id}: evaluation return, mean over seeds and 95% CI",
+        f"curves_{env_id}",
+        f"{env_id}: evaluation return, mean over seeds and 95% CI" + "".join(f"\n{line}" for line in counts),
         ("env steps", "average return"),
+        "no run has a finite return",
         reference=name,
     )
 
 
-def _authors_band(env_id: str, max_step: int, settings: Settings) -> Band | None:
-    """The authors' TD3 curve over our runs' range of steps (at least its first two evaluations)."""
-    curves = authors_curves(env_id)
-    if curves is None:
+def _authors_band(env_id: str, max_step: int) -> Band | None:
+    """The authors' TD3 mean ± 2 std over our runs' range of steps (at least their first two evaluations)."""
+    band = authors_band(env_id)
+    if band is None:
         return None
-    steps = authors_steps(curves.shape[1])
-    keep = steps <= max(max_step, AUTHORS_EVAL_EVERY)
-    return curve_bands(curves[:, None, keep], steps[keep], settings.reps, settings.seed)[0]
+    keep = band.x <= max(max_step, AUTHORS_EVAL_EVERY)
+    return Band(band.x[keep], band.mean[keep], band.low[keep], band.high[keep])
 
 
-def _bias_plots(report: Report, env_id: str, plots_dir: Path) -> list[Path]:
+def _bias_plots(report: Report, env_id: str, figures: Figures) -> None:
     bands = {
         f"{s.cell.row}: {BIAS_COLUMNS[column]}": band
         for s in _env_stats(report, env_id)
         for column, band in s.bias.items()
     }
     if not bands:
-        return []  # runs logged no overestimation columns
-    return plots.band_plot(
+        return  # runs logged no overestimation columns
+    figures.bands(
         bands,
-        plots_dir / f"bias_{env_id}",
+        f"bias_{env_id}",
         f"{env_id}: overestimation bias, Q(s, a) minus the discounted return",
         ("env steps", "estimation bias"),
+        "every bias value is NaN: no evaluation episode terminated, and none was long enough for the discounted "
+        "return of its early states to be known (γ^remaining < 0.01), so no state was counted",
     )
 
 
-def _seed_plots(report: Report, env_id: str, plots_dir: Path) -> list[Path]:
+def _seed_plots(report: Report, env_id: str, figures: Figures) -> None:
     bands = {study.row: study.ci_width for study in report.studies if study.env_id == env_id}
     if not bands:
-        return []
-    return plots.band_plot(
+        return
+    figures.bands(
         bands,
-        plots_dir / f"seed_ci_width_{env_id}",
+        f"seed_ci_width_{env_id}",
         f"{env_id}: 95% bootstrap CI width of the mean vs number of seeds (band: 10th-90th percentile over subsets)",
         ("seeds", "CI width (return)"),
+        "no CI width is finite",
     )
 
 
@@ -289,21 +356,27 @@ SECTIONS = (
 )
 
 
-def render_markdown(report: Report, frames: dict[str, pd.DataFrame], files: list[Path]) -> str:
-    """The report as Markdown: the tables, the aggregates, the seed study, what was not averaged, the files.
+def render_markdown(
+    report: Report, frames: dict[str, pd.DataFrame], files: list[Path], not_drawn: list[str] | None = None
+) -> str:
+    """The report as Markdown: the tables, the fidelity count, the aggregates, the seed study, what was not
+    averaged, the files, and the plots not drawn.
 
     Args:
         report: from ``build_report``.
         frames: its tables, from ``report_frames``.
         files: the files written, relative to the output directory.
+        not_drawn: one line per figure not drawn, saying why.
     """
     at_step = report.settings.at_step
     parts = [_header(report)]
     for name, title, text in SECTIONS:
         frame = frames[f"return_at_{at_step}" if name == "return_at" else name]
-        parts.append(f"## {title.format(at_step=at_step)}\n\n{text}\n\n{tables.markdown(frame)}")
-    parts += [_aggregates_section(report, frames), _seed_section(frames), _not_averaged_section(frames)]
+        parts.append(f"## {title.format(at_step=at_step)}\n\n{text}\n\n{tables.markdown(frame)}{_step0_note(frame)}")
+    parts += [_fidelity_section(report, frames), _aggregates_section(report, frames), _seed_section(frames)]
+    parts.append(_not_averaged_section(frames))
     parts.append("## Files\n\n" + ", ".join(f"`{path}`" for path in files))
+    parts += not_drawn or []
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
@@ -316,6 +389,25 @@ def _header(report: Report) -> str:
         f"{flagged} cells are marked (!): they have runs not averaged or seeds missing (see the last section). "
         f"CIs are 95% percentile bootstrap CIs over seeds (rliable, {report.settings.reps} resamples, "
         f"seed {report.settings.seed})."
+    )
+
+
+def _fidelity_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
+    if "fidelity" not in frames:
+        return (
+            "## Fidelity to the authors' TD3 curves\n\nNo TD3 row on an env with the authors' published curves "
+            "(HalfCheetah, Hopper, Walker2d, Ant, Reacher, InvertedPendulum, InvertedDoublePendulum)."
+        )
+    shown = frames["fidelity"].drop(columns=["first_step", "last_step", "within", "points"])
+    return (
+        "## Fidelity to the authors' TD3 curves\n\nThe authors' published TD3 curves (sfujim/TD3, "
+        "`learning_curves/`) are 10 seeds on the gym v1 MuJoCo tasks (mujoco-py, other dynamics than Gymnasium v5), "
+        "evaluated every 5000 env steps. Per env, how many of our TD3 evaluation points (every seed at every step) "
+        "lie within their 10-seed mean ± 2 std (population std) at the same env step, bounds included; steps the "
+        "authors did not evaluate are not counted. For scale, the last column gives the share of the authors' own "
+        "points at those steps that lie in their band. The curve plots draw the band in black and give the count "
+        "under their title; `fidelity.csv` has the numbers."
+        f"\n\n{tables.markdown(shown)}"
     )
 
 

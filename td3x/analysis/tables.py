@@ -2,7 +2,8 @@
 
 Display tables (rows × envs) hold text: a cell reads ``mean [95% CI] n=seeds`` with the paper's number and our
 difference beside it; ``(!)`` marks a cell that rests on fewer runs than were meant to be there (the report's
-"Runs not averaged" section says which and why). Tidy CSVs hold the numbers, one line per cell or run.
+"Runs not averaged" section says which and why), and ``†`` a last-10 mean that takes in the untrained policy's
+step-0 evaluation (runs with 10 or fewer evaluations). Tidy CSVs hold the numbers, one line per cell or run.
 """
 
 from __future__ import annotations
@@ -16,14 +17,20 @@ import pandas as pd
 from td3x.analysis.aggregates import Normaliser, RowAggregate
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
+from td3x.analysis.fidelity import SPREAD, Fidelity
 from td3x.analysis.metrics import Estimate
 from td3x.analysis.paper import paper_env, table1_score, table2_score
 from td3x.analysis.seeds import SeedStudy
 
 FLAG = " (!)"
+STEP0_MARK = " †"
+STEP0_NOTE = (
+    "† The runs have 10 or fewer evaluations, so their last-10 mean takes in the step-0 evaluation of the "
+    "untrained policy: it reads lower than the paper's metric would on longer runs."
+)
 EMPTY = "—"
 # pdflatex knows no Greek or ± in text mode: math-mode forms of the symbols the cells use
-LATEX_SYMBOLS = {"Δ": r"$\Delta$", "±": r"$\pm$", "—": "---"}
+LATEX_SYMBOLS = {"Δ": r"$\Delta$", "±": r"$\pm$", "—": "---", "†": r"$^\dagger$"}
 Stats = dict[tuple[str, str], CellStats]
 
 
@@ -52,10 +59,11 @@ def estimate_text(estimate: Estimate, digits: int = 2, with_n: bool = True) -> s
 
 
 def table2_text(stats: CellStats) -> str:
-    """Table 2's cell: the last-10 mean with CI, then the paper's number and our difference where it has one."""
+    """Table 2's cell: the last-10 mean with CI (``†`` when it takes in step 0), then the paper's number and our
+    difference where it has one."""
     paper = table2_score(stats.cell.paper_row, stats.cell.env_id)
     beside = "" if paper is None else f"; paper {number(paper)} (Δ {difference(stats.last10.value - paper)})"
-    return estimate_text(stats.last10) + beside
+    return estimate_text(stats.last10) + (STEP0_MARK if stats.last10_has_step0 else "") + beside
 
 
 def table1_text(stats: CellStats) -> str:
@@ -175,6 +183,7 @@ def _cell_record(grid: Grid, stats: Stats, key: tuple[str, str], at_step: int) -
         "paper_env": paper_env(cell.env_id),
         "seeds": " ".join(map(str, cell.seeds)),
         **_estimate_columns("last10", s.last10),
+        "last10_has_step0": s.last10_has_step0,
         "paper_table2": paper2,
         "max_mean": s.peak.value if s.peak else np.nan,
         "max_std": s.peak.std if s.peak else np.nan,
@@ -216,6 +225,26 @@ def runs_csv_frame(grid: Grid) -> pd.DataFrame:
             "last10_return": [float(run.returns[-10:].mean()) if len(run.evals) else None for run in runs],
             "problem": [run.problem or "" for run in runs],
         }
+    )
+
+
+def fidelity_frame(counts: list[Fidelity]) -> pd.DataFrame:
+    """One line per TD3 cell of an env with the authors' curves: how many of its evaluation points lie within the
+    authors' 10-seed mean ± 2 std at the same env step, as numbers and as ``k of n``."""
+    return pd.DataFrame(
+        {
+            "env": [f.env_id for f in counts],
+            "authors_env": [f.paper_env for f in counts],
+            "seeds": [f.seeds for f in counts],
+            "steps": [len(f.steps) for f in counts],
+            "first_step": [int(f.steps[0]) if len(f.steps) else None for f in counts],
+            "last_step": [int(f.steps[-1]) if len(f.steps) else None for f in counts],
+            "within": [f.within for f in counts],
+            "points": [f.points for f in counts],
+            f"within mean ± {SPREAD:g} std": [f.text for f in counts],
+            "authors' own within": [f"{100 * f.authors_within:.0f}%" for f in counts],
+        },
+        index=pd.Index([f.row for f in counts], name="row"),
     )
 
 
