@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-from td3x.config import EnvConfig
+from td3x.config import EnvConfig, NoiseUnits
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,16 @@ class EnvSpec:
 
     obs_dim: int
     action_dim: int
+    # (high - low) / 2 of the env's own action bounds, per dim: one normalised action unit in the env's units.
+    # None: bounds of ±1 (a spec written by hand)
+    action_half_range: tuple[float, ...] | None = None
+
+    def noise_scale(self, units: NoiseUnits) -> np.ndarray:
+        """Per action dim, what turns a noise std or clip given in ``units`` (``agent.noise_units``) into the
+        normalised units td3x acts in: 1 for normalised, 1 / half range for the env's absolute units."""
+        if units is NoiseUnits.normalized or self.action_half_range is None:
+            return np.ones(self.action_dim)
+        return 1.0 / np.asarray(self.action_half_range, dtype=np.float64)
 
 
 def make_env(env_config: EnvConfig) -> gym.Env:
@@ -34,10 +44,17 @@ def make_env(env_config: EnvConfig) -> gym.Env:
 
 
 def env_spec(env: gym.Env) -> EnvSpec:
+    """The sizes of a ``make_env`` env, and the half range of its own action bounds (before the rescaling)."""
     obs_shape = env.observation_space.shape
     action_shape = env.action_space.shape
-    assert obs_shape is not None and action_shape is not None
-    return EnvSpec(obs_dim=int(np.prod(obs_shape)), action_dim=int(np.prod(action_shape)))
+    own_space = env.unwrapped.action_space
+    assert obs_shape is not None and action_shape is not None and isinstance(own_space, gym.spaces.Box)
+    half_range = (own_space.high.astype(np.float64) - own_space.low) / 2
+    return EnvSpec(
+        obs_dim=int(np.prod(obs_shape)),
+        action_dim=int(np.prod(action_shape)),
+        action_half_range=tuple(float(x) for x in half_range.flatten()),
+    )
 
 
 def check_env(env_config: EnvConfig) -> list[str]:

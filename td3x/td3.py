@@ -55,6 +55,8 @@ class TD3:
         self.target_policy_noise, self.target_noise_clip = config.target_policy_noise, config.target_noise_clip
         self.n_actors, self.target_value = config.n_actors, TARGET_RULES[config.target_rule]
         self.device, self.n_seeds = device, len(generators)
+        # σ̃ and c are in agent.noise_units: ε is drawn in those, then scaled to normalised units per action dim
+        self.noise_scale = torch.as_tensor(spec.noise_scale(config.noise_units), dtype=torch.float32, device=device)
         self.smoothing_generators = [g.torch for g in generators]
         hidden, init, init_generators = list(config.hidden_sizes), config.final_layer_init, [g.init for g in generators]
         self.obs_normalizer = make_normalizer(normalize_obs, self.n_seeds, spec.obs_dim).to(device)
@@ -73,6 +75,7 @@ class TD3:
         self.critic_loss = torch.compile(self._critic_loss) if compile else self._critic_loss
         self.actor_loss = torch.compile(self._actor_loss) if compile else self._actor_loss
         self.num_updates = 0  # critic updates so far; the delay d counts these, never env steps
+        self.delay_origin = 0  # d counts the critic updates since this one (moved by restart_delay)
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Deterministic actions π_φ1(s) in [-1, 1] (no exploration noise): (K, B, obs_dim) -> (K, B, action_dim),
@@ -112,7 +115,7 @@ class TD3:
                 "critic_grad_norm": grad_norm(self.critic_params),
                 **q_statistics(q.detach()),
             }
-        if self.num_updates % self.policy_delay == 0:  # delayed policy updates: every d-th critic update
+        if (self.num_updates - self.delay_origin) % self.policy_delay == 0:  # delayed: every d-th critic update
             actor_loss = self.actor_loss(obs)
             optimizer_step(self.actor_optimizer, actor_loss.sum(), self.actor_params)
             polyak_update(self.critic, self.critic_target, self.tau)  # θ'_i ← τθ_i + (1 - τ)θ'_i
@@ -120,6 +123,11 @@ class TD3:
             if record:
                 metrics |= {"actor_loss": actor_loss.detach(), "actor_grad_norm": grad_norm(self.actor_params)}
         return metrics
+
+    def restart_delay(self) -> None:
+        """Restart the delay's count: the next critic update is number 0 and also updates the actor (the 2018
+        code's ``it % policy_freq == 0``, ``it`` counted from 0 in every ``train`` call)."""
+        self.delay_origin = self.num_updates + 1
 
     def _critic_loss(self, batch: Batch, obs: Tensor, noise: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Σ_i N⁻¹ Σ (y - Q_θi(s, a))² of each seed (K,), with Q (K, n_critics, N) and y."""
@@ -144,22 +152,24 @@ class TD3:
 
     def smoothing_noise(self, action_shape: torch.Size) -> Tensor:
         """ε ~ clip(N(0, σ̃), -c, c) per seed, actor, sample and action dim: (K, n_actors, N, A), seed k's
-        from its own generator (paper Appendix D)."""
+        from its own generator (paper Appendix D); σ̃ and c in ``agent.noise_units``, ε in normalised units."""
         shape = (self.n_actors, *action_shape[1:])
         noise = torch.stack([torch.randn(shape, generator=g, device=self.device) for g in self.smoothing_generators])
-        return (noise * self.target_policy_noise).clamp(-self.target_noise_clip, self.target_noise_clip)
+        clipped = (noise * self.target_policy_noise).clamp(-self.target_noise_clip, self.target_noise_clip)
+        return clipped * self.noise_scale
 
     def state_dict(self, seed_index: int | None = None) -> dict[str, Any]:
         """Every part's state; with ``seed_index``, seed k's alone, shaped as a one-seed agent's."""
         state = {name: getattr(self, name).state_dict() for name in STATE_PARTS}
         if seed_index is not None:
             state = select_seed(state, seed_index)
-        return {**state, "num_updates": self.num_updates}
+        return {**state, "num_updates": self.num_updates, "delay_origin": self.delay_origin}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         for name in STATE_PARTS:
             getattr(self, name).load_state_dict(state[name])
         self.num_updates = int(state["num_updates"])
+        self.delay_origin = int(state.get("delay_origin", 0))  # checkpoints before it never restarted the delay
 
 
 def select_seed(state: Any, seed_index: int) -> Any:

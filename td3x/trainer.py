@@ -2,9 +2,10 @@
 exact save and restore.
 
 Random actions for ``env.random_steps`` steps, then π_φ(s) + exploration noise; updates once
-t >= max(random_steps, batch_size); an evaluation of ``run.eval_episodes`` noise-free episodes after
-step 0, every ``run.eval_every`` steps and after the last step. A checkpoint is written every
-``run.checkpoint_every`` steps and at the end; a restored run continues exactly as if it had never stopped.
+t >= ``agent.update_start`` (default max(random_steps, batch_size)); an evaluation of ``run.eval_episodes``
+noise-free episodes after step 0, every ``run.eval_every`` steps and after the last step. A checkpoint is
+written every ``run.checkpoint_every`` steps and at the end; a restored run continues exactly as if it had
+never stopped.
 
 ``run.num_seeds = K`` trains seeds ``seed … seed + K - 1`` side by side: each has its own envs, buffer,
 noise, generators and run dir (its own ``config.yaml``, logs and summary, so reports see K ordinary runs),
@@ -78,8 +79,10 @@ class SeedRun:
         self.generators = seed_everything(config.seed, device) if index == 0 else generators_of(config.seed, device)
         self.env = make_env(config.env)
         self.eval_envs = [make_env(config.env) for _ in range(config.run.eval_episodes)]
-        self.action_dim = env_spec(self.env).action_dim
+        spec = env_spec(self.env)
+        self.action_dim = spec.action_dim
         self.noise = make_noise(config.noise, self.action_dim, self.generators.noise)
+        self.noise_scale = spec.noise_scale(config.agent.noise_units)  # noise.std's units -> normalised ones
         self.tape = EpisodeTape()
         self.episode = {"return": 0.0, "length": 0}
         self.counts = {"episodes": 0, "terminated": 0, "truncated": 0}
@@ -98,7 +101,7 @@ class SeedRun:
         return self.generators.actions.uniform(-1.0, 1.0, self.action_dim).astype(np.float32)
 
     def noisy_action(self, policy_action: np.ndarray, step: int) -> np.ndarray:
-        action = np.clip(policy_action + self.noise.sample(step), -1.0, 1.0).astype(np.float32)
+        action = np.clip(policy_action + self.noise_scale * self.noise.sample(step), -1.0, 1.0).astype(np.float32)
         self.window["at_bounds"].append(float(np.mean(np.abs(action) >= 1.0)))
         return action
 
@@ -205,7 +208,11 @@ class Trainer:
         self.buffer = ReplayBuffer(
             spec.obs_dim, spec.action_dim, config.agent.buffer_size, [g.replay for g in generators], self.device
         )
-        self.update_start = max(config.env.random_steps, config.agent.batch_size)
+        self.update_start = (
+            max(config.env.random_steps, config.agent.batch_size)
+            if config.agent.update_start is None
+            else config.agent.update_start
+        )
         self.step = 0  # env steps taken by each seed
         self.pending_updates = 0  # updates earned by env steps and not yet run (episode_end batches them)
         self.obs = np.zeros((len(self.seeds), spec.obs_dim), dtype=np.float32)  # each seed's current observation
@@ -256,7 +263,8 @@ class Trainer:
 
     def _run_pending_updates(self, episode_over: bool) -> None:
         """``per_step``: right after each env step. ``episode_end`` (one seed only): the episode's updates at
-        its end. Only updates just before a log row compute statistics; the others skip them."""
+        its end. Each such burst restarts the delay's count with ``agent.delay_per_burst``. Only updates just
+        before a log row compute statistics; the others skip them."""
         run = self.config.run
         batched = self.config.agent.update_schedule is UpdateSchedule.episode_end
         if self.pending_updates == 0 or (batched and not episode_over and self.step < run.total_steps):
@@ -265,6 +273,8 @@ class Trainer:
         # the last d updates before a log row record their statistics: one of them is an actor update
         delay = self.config.agent.policy_delay
         log_soon = batched or -self.step % run.log_every < delay
+        if self.config.agent.delay_per_burst:
+            self.agent.restart_delay()
         for i in range(self.pending_updates):
             record = log_soon and i >= self.pending_updates - delay
             metrics = self.agent.update(self.buffer.sample(self.config.agent.batch_size), record)

@@ -39,7 +39,7 @@ def test_defaults_are_pendulum_td3_gaussian_and_the_td3_row(compose_cfg: Callabl
         0.1,
         "TD3",
     )
-    assert config.eval_seed == config.seed + 100
+    assert config.eval_seed == 1_000_000 + 1000 * config.seed  # each seed its own evaluation start states
 
 
 ENV_IDS = {
@@ -219,7 +219,7 @@ def test_a_buffer_of_zero_breaks_two_rules(compose_cfg: Callable[..., DictConfig
 
 
 def test_null_eval_seed_and_zero_are_accepted(compose_cfg: Callable[..., DictConfig]) -> None:
-    assert to_typed(compose_cfg("run.eval_seed=null", "seed=3")).eval_seed == 103  # the paper's seed + 100
+    assert to_typed(compose_cfg("run.eval_seed=null", "seed=3")).eval_seed == 1_003_000  # 1,000,000 + 1000 * seed
     assert to_typed(compose_cfg("run.eval_seed=0")).eval_seed == 0
 
 

@@ -219,7 +219,7 @@ def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_pa
     with pytest.raises(RunError, match="holds the 3 seeds of one process"):
         load_run(tmp_path / "k")  # the process's checkpoint: td3x-eval names the seed dirs instead
     trained = load_run(seed_dirs[2])  # a seed's own checkpoint: td3x-eval re-scores its last evaluation
-    result = evaluate_run(trained, 2, first_seed=7 + 100)
+    result = evaluate_run(trained, 2, first_seed=trained.config.eval_seed)
     expected = [float(rows[2][-1][f"return_{i}"]) for i in range(2)]
     assert result.returns.tolist() == pytest.approx(expected, rel=1e-6)
 
