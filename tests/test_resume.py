@@ -9,6 +9,7 @@ import csv
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from run_files import assert_same_run, without_timing
 from wandb_records import find_run_files, read_run
 
 from td3x import checkpoint
@@ -44,26 +46,6 @@ def environment() -> dict[str, str]:
 
 def train(run_dir: Path, *overrides: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command(run_dir, *overrides), capture_output=True, text=True, timeout=600, env=environment())
-
-
-def without_timing(path: Path) -> list[dict[str, str]]:
-    if path.suffix == ".csv":
-        with path.open() as file:
-            rows = list(csv.DictReader(file))
-    else:
-        rows = [json.loads(line) for line in path.read_text().splitlines()]
-    return [{k: v for k, v in row.items() if "time" not in k and "sps" not in k} for row in rows]
-
-
-def final_actor(run_dir: Path) -> dict[str, torch.Tensor]:
-    return checkpoint.load(run_dir / "checkpoint.pt")["agent"]["actor"]
-
-
-def assert_same_run(a: Path, b: Path) -> None:
-    assert without_timing(a / "eval.csv") == without_timing(b / "eval.csv")
-    assert without_timing(a / "metrics.jsonl") == without_timing(b / "metrics.jsonl")
-    actor_a, actor_b = final_actor(a), final_actor(b)
-    assert all(torch.equal(actor_a[key], actor_b[key]) for key in actor_a)
 
 
 @pytest.fixture(scope="module")
@@ -144,15 +126,11 @@ def test_finished_run_relaunched_does_nothing(uninterrupted: Path) -> None:
     assert (uninterrupted / "eval.csv").stat().st_mtime_ns == before
 
 
-def test_changed_config_is_refused_naming_the_keys(uninterrupted: Path) -> None:
-    result = train(uninterrupted, "agent.tau=0.01", "logging.project=other")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "agent.tau=0.005 (checkpoint) vs 0.01 (now)" in result.stderr and "logging" not in result.stderr
-
-
 def test_resume_never_refuses_a_dir_with_results(uninterrupted: Path) -> None:
+    """A resume refusal through the entrypoint: one line, exit 2 (the other refusals: test_resume_in_process)."""
     result = train(uninterrupted, "run.resume=never")
-    assert result.returncode == 2 and "run.resume=never" in result.stderr and "already holds results" in result.stderr
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "resume error: run.resume=never: " in result.stderr and "already holds results" in result.stderr
 
 
 def test_extending_needs_the_buffer(tmp_path: Path) -> None:
@@ -176,14 +154,18 @@ def test_a_corrupt_checkpoint_is_reported_not_loaded(tmp_path: Path) -> None:
 
 
 def test_a_nan_stops_the_run_with_its_logs_and_last_good_checkpoint(tmp_path: Path) -> None:
+    """Through the entrypoint (in-process, the message and the checkpoint guard: test_resume_in_process)."""
     run_dir = tmp_path / "run"
-    result = train(run_dir, "agent.critic_lr=1e30")  # Adam's step ~ lr: the critics blow up within a few updates
-    assert result.returncode == 1 and "non-finite" in result.stderr
+    blow_up = ("agent.critic_lr=1e30", "env.random_steps=300", "run.checkpoint_every=301", "run.log_every=1")
+    result = train(run_dir, *blow_up)  # Adam's first step moves each critic weight by ~1e30; the second overflows
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert re.search(r"training stopped: non-finite critic_loss=(inf|nan) for seed 0 at env step 302 ", result.stderr)
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["status"] == "failed" and "non-finite" in summary["failure"]
+    assert summary["status"] == "failed" and "at env step 302" in summary["failure"] and summary["steps"] == 302
     assert without_timing(run_dir / "eval.csv")  # the evaluations so far are kept
-    if (run_dir / "checkpoint.pt").exists():  # any checkpoint holds finite weights
-        assert all(torch.isfinite(t).all() for t in final_actor(run_dir).values())
+    parts = checkpoint.load(run_dir / "checkpoint.pt")  # the last good checkpoint: after update 1, finite
+    assert parts["counters"]["step"] == 301 and parts["agent"]["num_updates"] == 1
+    assert all(torch.isfinite(t).all() for t in parts["agent"]["critic"].values())
 
 
 def test_two_processes_never_train_in_one_dir(tmp_path: Path) -> None:

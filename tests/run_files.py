@@ -1,0 +1,50 @@
+"""Reading a run dir back for comparisons: its rows without wall-clock columns, and its checkpoint's state."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from td3x import checkpoint
+
+
+def without_timing(path: Path) -> list[dict[str, Any]]:
+    """The rows of ``eval.csv`` or ``metrics.jsonl``, minus the columns that measure time (which never repeat)."""
+    if path.suffix == ".csv":
+        with path.open() as file:
+            rows: list[dict[str, Any]] = list(csv.DictReader(file))
+    else:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in row.items() if "time" not in k and "sps" not in k} for row in rows]
+
+
+def same_state(first: Any, second: Any) -> bool:
+    """Whether two nested states (dicts, lists, tensors, arrays, numbers) are equal bit for bit."""
+    if isinstance(first, dict):
+        return isinstance(second, dict) and first.keys() == second.keys() and all(
+            same_state(first[key], second[key]) for key in first
+        )
+    if isinstance(first, list | tuple):
+        return len(first) == len(second) and all(same_state(a, b) for a, b in zip(first, second, strict=True))
+    if isinstance(first, torch.Tensor):
+        return isinstance(second, torch.Tensor) and torch.equal(first, second)
+    if isinstance(first, np.ndarray):
+        return np.array_equal(first, second)
+    return bool(first == second)
+
+
+def assert_same_run(first: Path, second: Path) -> None:
+    """Two run dirs hold the same run: the same evaluations and training rows, and final checkpoints with the
+    same agent (networks, targets, both optimisers, the normaliser) and exploration noise, bit for bit."""
+    assert without_timing(first / "eval.csv") == without_timing(second / "eval.csv")
+    assert without_timing(first / "metrics.jsonl") == without_timing(second / "metrics.jsonl")
+    parts = [checkpoint.load(run_dir / checkpoint.CHECKPOINT_FILE) for run_dir in (first, second)]
+    assert same_state(parts[0]["agent"], parts[1]["agent"])
+    assert same_state(
+        [seed["noise"] for seed in parts[0]["seeds"]], [seed["noise"] for seed in parts[1]["seeds"]]
+    )
