@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from td3x.api import compose
 from td3x.config import CONF_DIR, TrainConfig
 
 KEYS_MARKER = "<!-- td3x:config-keys -->"
@@ -176,24 +177,14 @@ def group_options_markdown(conf_dir: Path = CONF_DIR) -> str:
     return "\n\n".join(parts)
 
 
-def ablation_rows_markdown(conf_dir: Path = CONF_DIR) -> str:
-    """Each ``ablation`` option composed with td3x's defaults: its Table 2 row and the values it ends with.
-
-    Args:
-        conf_dir: td3x's ``conf/`` directory.
-    """
-    from hydra import compose, initialize_config_dir
-
-    from td3x.config import register_configs, to_typed
-
-    register_configs()
+def ablation_rows_markdown() -> str:
+    """Each ``ablation`` option composed as ``td3x-train`` composes it: its Table 2 row and the values it ends with."""
     header = "| option | Table 2 row | " + " | ".join(f"`agent.{key}`" for key in ROW_KEYS) + " | the row |"
     rows = [header, "|" + " --- |" * (len(ROW_KEYS) + 3)]
-    with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
-        for path in sorted((conf_dir / "ablation").glob("*.yaml")):
-            config = to_typed(compose("train", overrides=[f"ablation={path.stem}"]))
-            values = " | ".join(f"`{_yaml_value(getattr(config.agent, key))}`" for key in ROW_KEYS)
-            rows.append(f"| `{path.stem}` | {config.paper_row} | {values} | {_cell(_opening_comment(path))} |")
+    for path in sorted((CONF_DIR / "ablation").glob("*.yaml")):
+        config = compose([f"ablation={path.stem}"])
+        values = " | ".join(f"`{_yaml_value(getattr(config.agent, key))}`" for key in ROW_KEYS)
+        rows.append(f"| `{path.stem}` | {config.paper_row} | {values} | {_cell(_opening_comment(path))} |")
     return "\n".join(rows)
 
 
