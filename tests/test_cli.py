@@ -119,7 +119,7 @@ def test_plot_without_data_is_not_written_and_the_report_says_why(runs: Path, tm
     written = write_report(build_report([runs], Settings(reps=REPS)), tmp_path, "none")
     assert not list((tmp_path / "plots").glob("bias_*"))
     (line,) = [line for line in written.markdown.splitlines() if "bias_Pendulum-v1" in line]
-    assert line.startswith("`plots/bias_Pendulum-v1` is not drawn: every bias value is NaN")
+    assert line.startswith("`plots/bias_Pendulum-v1` is not drawn because every bias value is NaN")
     assert written.not_drawn == [line]
     assert (tmp_path / "plots" / "curves_Pendulum-v1.png").exists()
 

@@ -178,7 +178,7 @@ def write_tables(frames: dict[str, pd.DataFrame], out: Path) -> list[Path]:
     """
     files = [tables.write_csv(frame, out / f"{name}.csv") for name, frame in frames.items()]
     files += [
-        tables.write_latex(frames[name], out / f"{name}.tex", caption + _step0_note(frames[name]))
+        tables.write_latex(frames[name], out / f"{name}.tex", f"{caption} {_step0_note(frames[name])}".strip())
         for name, caption in LATEX_CAPTIONS.items()
         if name in frames
     ]
@@ -188,7 +188,7 @@ def write_tables(frames: dict[str, pd.DataFrame], out: Path) -> list[Path]:
 def _step0_note(frame: pd.DataFrame) -> str:
     """What ``†`` means, for a table that has a cell marked with it (else nothing)."""
     marked = frame.map(lambda text: tables.STEP0_MARK in str(text)).to_numpy().any()
-    return f" {tables.STEP0_NOTE}" if marked else ""
+    return tables.STEP0_NOTE if marked else ""
 
 
 @dataclass
@@ -226,7 +226,7 @@ class Figures:
         """
         drawable = {label: band for label, band in bands.items() if np.isfinite(band.mean).any()}
         if not drawable:
-            self.not_drawn.append(f"`{PLOTS_DIR}/{name}` is not drawn: {empty}.")
+            self.not_drawn.append(f"`{PLOTS_DIR}/{name}` is not drawn because {empty}.")
             return
         self.files += plots.band_plot(drawable, self.directory / name, title, labels, reference, self.plotly_js)
 
@@ -372,7 +372,8 @@ def render_markdown(
     parts = [_header(report)]
     for name, title, text in SECTIONS:
         frame = frames[f"return_at_{at_step}" if name == "return_at" else name]
-        parts.append(f"## {title.format(at_step=at_step)}\n\n{text}\n\n{tables.markdown(frame)}{_step0_note(frame)}")
+        section = [f"## {title.format(at_step=at_step)}", text, tables.markdown(frame), _step0_note(frame)]
+        parts.append("\n\n".join(piece for piece in section if piece))
     parts += [_fidelity_section(report, frames), _aggregates_section(report, frames), _seed_section(frames)]
     parts.append(_not_averaged_section(frames))
     parts.append("## Files\n\n" + ", ".join(f"`{path}`" for path in files))

@@ -25,8 +25,8 @@ from td3x.analysis.seeds import SeedStudy
 FLAG = " (!)"
 STEP0_MARK = " †"
 STEP0_NOTE = (
-    "† The runs have 10 or fewer evaluations, so their last-10 mean takes in the step-0 evaluation of the "
-    "untrained policy: it reads lower than the paper's metric would on longer runs."
+    "† These runs have 10 or fewer evaluations, so their last-10 mean takes in the step-0 evaluation of the "
+    "untrained policy (the paper's runs have 201 evaluations)."
 )
 EMPTY = "—"
 # pdflatex knows no Greek or ± in text mode: math-mode forms of the symbols the cells use
