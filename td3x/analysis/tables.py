@@ -242,7 +242,7 @@ def fidelity_frame(counts: list[Fidelity]) -> pd.DataFrame:
             "within": [f.within for f in counts],
             "points": [f.points for f in counts],
             f"within mean ± {SPREAD:g} std": [f.text for f in counts],
-            "authors' own within": [f"{100 * f.authors_within:.0f}%" for f in counts],
+            "authors' own within": [f"{100 * f.authors_within:.0f}%" if f.points else EMPTY for f in counts],
         },
         index=pd.Index([f.row for f in counts], name="row"),
     )
