@@ -244,3 +244,41 @@ def test_extending_a_run_from_its_mid_episode_checkpoint_equals_a_straight_run(
     for seed_dir in ("seed_0", "seed_1"):
         straight, extended = (without_timing(read_eval(tmp_path / d / seed_dir)) for d in ("straight", "extended"))
         assert straight == extended
+
+
+def test_seed_k_of_a_k_seed_run_collects_what_seed_k_alone_collects(make_config: MakeConfig, tmp_path: Path) -> None:
+    """The random phase depends on seed k's own env and generators only: its buffer rows in a K-seed process equal
+    those of seed k trained alone, bit for bit (Hopper: each seed's episodes end at their own steps)."""
+    overrides = (*TINY, "env=hopper", "run.total_steps=300", "env.random_steps=300", "run.keep_buffer=true")
+    run(make_config(*overrides, "seed=4", "run.num_seeds=2"), tmp_path / "k")
+    stacked = checkpoint.load(tmp_path / "k" / checkpoint.CHECKPOINT_FILE)["buffer"]
+    assert not np.array_equal(stacked["action"][0], stacked["action"][1])
+    for k, seed in enumerate((4, 5)):
+        run(make_config(*overrides, f"seed={seed}"), tmp_path / str(seed))
+        alone = checkpoint.load(tmp_path / str(seed) / checkpoint.CHECKPOINT_FILE)["buffer"]
+        for name in ("obs", "action", "reward", "next_obs", "terminated"):
+            assert np.array_equal(stacked[name][k], alone[name][0]), name
+        assert stacked["terminated"][k].sum() > 1  # episodes ended and restarted within the phase
+        assert stacked["rngs"][k] == alone["rngs"][0]
+
+
+@pytest.mark.slow  # two offline W&B runs
+def test_k_seed_wandb_runs_read_back_one_per_seed(make_config: MakeConfig, tmp_path: Path) -> None:
+    from wandb_records import find_run_files, read_run
+
+    overrides = (*TINY, "run.total_steps=300", "run.eval_every=150", "env.random_steps=100", "run.log_every=150")
+    run(make_config(*overrides, "seed=2", "run.num_seeds=2", "logging.wandb_mode=offline"), tmp_path)
+    run_ids = set()
+    for seed in (2, 3):
+        seed_dir = tmp_path / f"seed_{seed}"
+        (wandb_file,) = find_run_files(seed_dir)
+        wandb_run = read_run(wandb_file)
+        run_ids.add(wandb_run.run_id)
+        assert wandb_run.exit_code == 0 and wandb_run.name.endswith(f"-s{seed}") and f"seed{seed}" in wandb_run.tags
+        assert wandb_run.config["seed"] == seed and wandb_run.config["run"]["num_seeds"] == 2
+        eval_rows = [row for row in wandb_run.history if "eval/return_mean" in row]
+        assert [row["env_step"] for row in eval_rows] == [0, 150, 300]
+        returns = [float(row["return_mean"]) for row in read_eval(seed_dir)]
+        assert [row["eval/return_mean"] for row in eval_rows] == pytest.approx(returns, rel=1e-12)
+        assert any("train/critic_loss" in row for row in wandb_run.history)
+    assert len(run_ids) == 2
