@@ -14,8 +14,8 @@ from td3x.td3 import TD3
 __version__ = "0.1.0"
 __all__ = ["TD3", "Policy", "ReplayBuffer", "TrainConfig", "__version__", "compose", "load", "run", "train"]
 
-# imported on first use: `import td3x` stays light, and `python -m td3x.train` does not find td3x.train imported
-_LAZY = {"run": "td3x.train", "load": "td3x.api", "Policy": "td3x.api", "compose": "td3x.api", "train": "td3x.api"}
+# imported on first use: `import td3x` stays light, and `python -m td3x.entrypoint` does not find itself imported
+_LAZY = {"run": "td3x.entrypoint", "load": "td3x.api", "Policy": "td3x.api", "compose": "td3x.api", "train": "td3x.api"}
 
 
 def __getattr__(name: str) -> Any:

@@ -123,7 +123,7 @@ def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         td3x.resume.ResumeError: ``run_dir`` holds another config's results.
         td3x.trainer.TrainingError: a non-finite loss or parameter (the logs and last checkpoint are kept).
     """
-    from td3x.train import check_runtime, run  # the training stack, on first use
+    from td3x.entrypoint import check_runtime, run  # the training stack, on first use
 
     problems = check_runtime(config)
     if problems:

@@ -178,7 +178,7 @@ def _log_to(run_dir: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console script ``td3x-resume RUN_DIR [KEY=VALUE ...]``: continue a run in place from its stored config."""
-    from td3x.train import run_and_report  # the training stack, only once the arguments are good
+    from td3x.entrypoint import run_and_report  # the training stack, only once the arguments are good
 
     parser = argparse.ArgumentParser(
         prog="td3x-resume",
@@ -207,3 +207,7 @@ def main(argv: list[str] | None = None) -> None:
     _log_to(run_dir)
     if run_and_report(config, run_dir, choices) is None:
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -137,7 +137,9 @@ def list_jobs(arguments: list[str]) -> list[Job]:
 
 def _print_list(jobs: list[Job]) -> int:
     for number, job in enumerate(jobs):
-        print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}")
+        last_seed = job.seed + job.num_seeds - 1
+        seeds = f"seed={job.seed}" if last_seed == job.seed else f"seeds={job.seed}-{last_seed}"
+        print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}  [{job.total_steps} steps, {seeds}]")
         for problem in job.problems:
             print(f"      config error: {problem}")
     refused = sum(bool(job.problems) for job in jobs)
@@ -244,7 +246,7 @@ def rerun(sweep_dir: Path) -> int:
     """Launch the sweep again with its own overrides and launcher: finished jobs return at once, the others
     resume from their checkpoints (or start, if they never wrote one)."""
     launched = read_sweep(sweep_dir)
-    command = [sys.executable, "-m", "td3x.train", "-m", *launched.task_overrides, *launched.hydra_overrides]
+    command = [sys.executable, "-m", "td3x.entrypoint", "-m", *launched.task_overrides, *launched.hydra_overrides]
     print("relaunching:", " ".join(command[2:]), flush=True)
     return subprocess.run(command, cwd=launched.cwd, check=False).returncode
 
@@ -252,7 +254,7 @@ def rerun(sweep_dir: Path) -> int:
 def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
     """Re-run the first ``runs`` complete runs of a sweep for a few thousand steps in a scratch dir (the sweep
     is never touched) and check that their ``eval.csv`` prefixes match bit for bit (timing columns aside)."""
-    from td3x.train import run  # the training stack, only for this command
+    from td3x.entrypoint import run  # the training stack, only for this command
 
     complete = [s.run_dir for s in sweep_states(sweep_dir) if s.state == "complete"][:runs]
     if not complete:

@@ -15,7 +15,7 @@ import yaml
 
 from td3x.config import CONF_DIR, TrainConfig
 from td3x.sweep import list_jobs
-from td3x.train import run
+from td3x.entrypoint import run
 
 ROW_OPTIONS = sorted(path.stem for path in (CONF_DIR / "ablation").glob("*.yaml"))
 
@@ -48,7 +48,7 @@ def test_table2_smoke_runs_every_row_through_the_entrypoint(tmp_path: Path) -> N
     listed = list_jobs(["+experiment=table2_smoke", *shrink])
     environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
     result = subprocess.run(
-        [sys.executable, "-m", "td3x.train", "+experiment=table2_smoke", *shrink],
+        [sys.executable, "-m", "td3x.entrypoint", "+experiment=table2_smoke", *shrink],
         capture_output=True,
         text=True,
         timeout=1500,

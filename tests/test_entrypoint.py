@@ -22,7 +22,7 @@ SHORT = ("run.eval_episodes=2", "agent.hidden_sizes=[32,32]", "agent.batch_size=
 def train(*overrides: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
     return subprocess.run(
-        [sys.executable, "-m", "td3x.train", *overrides],
+        [sys.executable, "-m", "td3x.entrypoint", *overrides],
         capture_output=True,
         text=True,
         timeout=900,
@@ -153,15 +153,12 @@ def test_training_survives_a_broken_wandb(tmp_path: Path) -> None:
 
 
 def test_readme_demo_learns_pendulum(tmp_path: Path) -> None:
-    """The README's first command: TD3 solves Pendulum-v1 (mean eval return above -250) in 15k steps."""
+    """The README's first command ends in a bare ``td3x-train``: TD3 solves Pendulum-v1 (final eval return above
+    -250) in its 15k steps, says what runs in its first line, and shows an ETA as it goes."""
     run_dir = tmp_path / "run"
-    result = train(
-        "run.total_steps=15000",
-        "run.eval_every=2500",
-        "run.num_threads=2",
-        f"hydra.run.dir={run_dir}",
-        env={"WANDB_MODE": "disabled"},
-    )
+    result = train(f"hydra.run.dir={run_dir}", env={"WANDB_MODE": "disabled"})  # the run dir only: nothing to tune
     assert result.returncode == 0, result.stderr
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["final_return"] > -250, summary
+    assert summary["steps"] == 15000 and summary["final_return"] > -250, summary
+    assert "training Pendulum-v1 | agent td3 | row TD3 | 15000 steps | seed 0" in result.stderr
+    assert "ETA" in result.stderr and len(eval_steps(run_dir)) == 16  # every 1000 steps, and step 0

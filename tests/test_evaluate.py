@@ -22,7 +22,7 @@ from td3x.config import EnvConfig, TrainConfig
 from td3x.envs import make_env
 from td3x.evaluate import load_run, main
 from td3x.export import ONNX_FILE, sample_observations
-from td3x.train import run
+from td3x.entrypoint import run
 from td3x.video import TrainingVideos, configure_headless_rendering, gl_problem
 
 TINY = (

@@ -28,7 +28,7 @@ from td3x.evaluate import evaluate_run, load_run
 from td3x.replay_buffer import Batch
 from td3x.seeding import generators_of
 from td3x.td3 import TD3
-from td3x.train import run
+from td3x.entrypoint import run
 from td3x.trainer import Trainer, seed_configs
 
 TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2", "agent.buffer_size=5000")

@@ -28,7 +28,7 @@ from wandb_records import find_run_files, read_run
 
 from td3x.config import CONF_DIR, TrainConfig
 from td3x.sweep import list_jobs
-from td3x.train import run
+from td3x.entrypoint import run
 
 SLURM_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "slurm_local.sh"
 # tiny Pendulum runs: seconds each, updates from step 300, an evaluation every 200 steps
@@ -46,7 +46,7 @@ def sweep(*overrides: str, timeout: float = 600) -> subprocess.CompletedProcess[
     """``td3x-train -m ...`` as a subprocess; W&B writes offline files (the test machine's WANDB_* are dropped)."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
     return subprocess.run(
-        [sys.executable, "-m", "td3x.train", "-m", *overrides],
+        [sys.executable, "-m", "td3x.entrypoint", "-m", *overrides],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -272,7 +272,7 @@ def test_a_preempted_slurm_job_requeues_resumes_and_ends_as_if_never_interrupted
     environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
     with (tmp_path / "launcher.log").open("w") as log:
         launcher = subprocess.Popen(
-            [sys.executable, "-m", "td3x.train", "-m", *overrides],
+            [sys.executable, "-m", "td3x.entrypoint", "-m", *overrides],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=environment,

@@ -306,7 +306,7 @@ def test_cli_prints_markdown_and_refuses_paths_without_runs(
 def test_report_on_a_real_sweep(
     make_config: Callable[..., TrainConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from td3x.train import run
+    from td3x.entrypoint import run
 
     tiny = ("run.total_steps=600", "run.eval_every=200", "run.eval_episodes=2", "env.random_steps=300")
     tiny += ("agent.hidden_sizes=[16,16]", "agent.batch_size=32")

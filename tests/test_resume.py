@@ -37,7 +37,7 @@ RUN = (
 
 
 def command(run_dir: Path, *overrides: str) -> list[str]:
-    return [sys.executable, "-m", "td3x.train", *RUN, *overrides, f"hydra.run.dir={run_dir}"]
+    return [sys.executable, "-m", "td3x.entrypoint", *RUN, *overrides, f"hydra.run.dir={run_dir}"]
 
 
 def environment() -> dict[str, str]:

@@ -1,11 +1,11 @@
-"""Resuming in-process, through ``td3x.train.run``: every piece of state beyond default TD3 survives a stop
+"""Resuming in-process, through ``td3x.entrypoint.run``: every piece of state beyond default TD3 survives a stop
 (Ornstein-Uhlenbeck noise, the observation normaliser, DQ-AC's second actor, the DDPG row's two Adam groups,
 ``episode_end``'s pending updates); a stop before the first checkpoint, SIGINT twice, a replay mismatch, a blow-up
 to NaN; and the refusals (another config, ``run.resume=never``, an extension without the buffer). The exact
 resumes train three short runs each (marked slow); the rest is the fast tier's share of resuming.
 
 Stops are real signals, sent by the process to itself at a chosen env step, so that the handler td3x installs
-(``td3x.train.stop_after_checkpoint``) does the stopping. SIGINT only: were the handler ever missing, Python's own
+(``td3x.entrypoint.stop_after_checkpoint``) does the stopping. SIGINT only: were the handler ever missing, Python's own
 turns it into a KeyboardInterrupt, never a dead test process.
 """
 
@@ -27,7 +27,7 @@ from td3x import checkpoint
 from td3x.config import TrainConfig
 from td3x.episode_tape import ReplayMismatch
 from td3x.resume import ResumeError
-from td3x.train import run, stop_after_checkpoint
+from td3x.entrypoint import run, stop_after_checkpoint
 from td3x.trainer import RunInterrupted, Trainer, TrainingError
 
 MakeConfig = Callable[..., TrainConfig]

@@ -34,7 +34,7 @@ def td3x(module: str, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sweep_dir = tmp_path_factory.mktemp("sweep")
-    assert td3x("td3x.train", *SWEEP, f"hydra.sweep.dir={sweep_dir}").returncode == 0
+    assert td3x("td3x.entrypoint", *SWEEP, f"hydra.sweep.dir={sweep_dir}").returncode == 0
     return sweep_dir
 
 
@@ -76,7 +76,7 @@ def test_k_seed_jobs_count_and_recheck_each_seed_dir(tmp_path: Path) -> None:
     """Two jobs of run.num_seeds=2: status sees four runs (each seed's own dir), recheck reruns a seed in its mode."""
     sweep_dir = tmp_path / "sweep"
     overrides = [o for o in SWEEP if not o.startswith("seed=")]
-    assert td3x("td3x.train", *overrides, "seed=0,2", "run.num_seeds=2", f"hydra.sweep.dir={sweep_dir}").returncode == 0
+    assert td3x("td3x.entrypoint", *overrides, "seed=0,2", "run.num_seeds=2", f"hydra.sweep.dir={sweep_dir}").returncode == 0
     status = td3x("td3x.sweep", "status", str(sweep_dir))
     assert status.returncode == 0 and "4 complete, 0 running" in status.stdout and "3600/3600" in status.stdout
     result = td3x("td3x.sweep", "recheck", str(sweep_dir), "--runs", "1")
