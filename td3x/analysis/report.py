@@ -257,9 +257,9 @@ def _curve_plots(report: Report, env_id: str, figures: Figures) -> None:
     if not cells:
         return
     bands = {s.cell.row: s.band for s in cells}
-    reference = _authors_band(env_id, max(int(s.steps[-1]) for s in cells))
-    name = plots.reference_label(paper_env(env_id) or env_id) if reference is not None else None
-    if reference is not None and name is not None:
+    reference, name = _authors_band(env_id, max(int(s.steps[-1]) for s in cells)), None
+    if reference is not None:
+        name = plots.reference_label(paper_env(env_id) or env_id)
         bands[name] = reference
     counts = [
         f"{f.row}: {f.text} evaluation points within the authors' mean ± 2 std"
