@@ -3,8 +3,8 @@
 * ``<!-- td3x:config-keys -->``: every key of ``TrainConfig`` (``td3x/config.py``) with its type, its default and
   the comment written beside it in the source (for an enum, its values and their comments).
 * ``<!-- td3x:group-options -->``: every option of every config group in ``conf/``, with the file's opening comment.
-* ``<!-- td3x:ablation-rows -->``: each ``ablation`` option composed as ``td3x-train`` would, with the values of
-  the three components and the target rule that the row sets.
+* ``<!-- td3x:ablation-rows -->``: each ``ablation`` option composed as ``td3x-train`` would, with the ``agent.``
+  values of the three components and the target rule that the row ends with.
 """
 
 from __future__ import annotations
@@ -170,21 +170,21 @@ def group_options_markdown(conf_dir: Path = CONF_DIR) -> str:
     for group in GROUPS:
         selector = "+experiment" if group == "experiment" else group
         rows = [
-            f"| `{selector}={path.stem}` | {_cell(_opening_comment(path))} |"
-            for path in sorted((conf_dir / group).glob("*.yaml"))
+            f"| `{path.stem}` | {_cell(_opening_comment(path))} |" for path in sorted((conf_dir / group).glob("*.yaml"))
         ]
-        parts.append("\n".join([f"### `{group}`", "", "| option | what it is |", "| --- | --- |", *rows]))
+        title = f"### `{group}`: `{selector}=OPTION`"
+        parts.append("\n".join([title, "", "| option | what it is |", "| --- | --- |", *rows]))
     return "\n\n".join(parts)
 
 
 def ablation_rows_markdown() -> str:
     """Each ``ablation`` option composed as ``td3x-train`` composes it: its Table 2 row and the values it ends with."""
-    header = "| option | Table 2 row | " + " | ".join(f"`agent.{key}`" for key in ROW_KEYS) + " | the row |"
-    rows = [header, "|" + " --- |" * (len(ROW_KEYS) + 3)]
+    header = "| option | Table 2 row | " + " | ".join(f"`{key}`" for key in ROW_KEYS) + " |"
+    rows = [header, "|" + " --- |" * (len(ROW_KEYS) + 2)]
     for path in sorted((CONF_DIR / "ablation").glob("*.yaml")):
         config = compose([f"ablation={path.stem}"])
         values = " | ".join(f"`{_yaml_value(getattr(config.agent, key))}`" for key in ROW_KEYS)
-        rows.append(f"| `{path.stem}` | {config.paper_row} | {values} | {_cell(_opening_comment(path))} |")
+        rows.append(f"| `{path.stem}` | {config.paper_row} | {values} |")
     return "\n".join(rows)
 
 
