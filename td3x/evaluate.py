@@ -23,7 +23,7 @@ import torch
 
 from td3x import __version__, checkpoint
 from td3x.cli import HelpFormatter, add_version_flag
-from td3x.config import ConfigError, TrainConfig, from_saved, seed_run_dirs
+from td3x.config import ConfigError, Device, TrainConfig, from_saved, seed_run_dirs
 from td3x.envs import env_spec, make_env
 from td3x.export import (
     ONNX_FILE,
@@ -109,8 +109,9 @@ def config_from_dict(saved: dict[str, Any]) -> TrainConfig:
         raise RunError(f"the stored config is refused: {'; '.join(error.problems)}") from error
 
 
-def load_run(target: Path) -> TrainedRun:
-    """Rebuild the trained agent of a run dir or checkpoint file, with the run's torch threads and device.
+def load_run(target: Path, device: Device | None = None) -> TrainedRun:
+    """Rebuild the trained agent of a run dir or checkpoint file, with the run's torch threads and device
+    (or ``device``).
 
     Raises:
         RunError: no such path, or a stored config this td3x refuses.
@@ -131,8 +132,10 @@ def load_run(target: Path) -> TrainedRun:
         spec = env_spec(env)
     finally:
         env.close()
-    device = resolve_device(config.run.device)
-    agent = TD3(spec, config.agent, device, [generators_of(config.seed, device)], config.env.normalize_obs)
+    torch_device = resolve_device(config.run.device if device is None else device)
+    agent = TD3(
+        spec, config.agent, torch_device, [generators_of(config.seed, torch_device)], config.env.normalize_obs
+    )
     agent.load_state_dict(parts["agent"])
     return TrainedRun(path, config, agent, int(parts["counters"]["step"]), parts.get("wandb_run_id"))
 
