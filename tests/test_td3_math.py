@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -214,7 +216,15 @@ def equal_lists(first: list[torch.Tensor], second: list[torch.Tensor]) -> bool:
     return all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
 
 
-@pytest.mark.parametrize("overrides", [{}, {"target_rule": TargetRule.dq_ac}, {"critic_action_layer": 1}])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"target_rule": TargetRule.dq_ac},
+        {"target_rule": TargetRule.ddqn, "n_critics": 1},  # a target of shape (K, 1, N) for K > 1 too
+        {"critic_action_layer": 1},
+    ],
+)
 def test_each_seed_of_a_stacked_agent_learns_as_the_agent_of_that_seed_alone(overrides: dict[str, object]) -> None:
     """K seeds share one update call, and seed k's parameters follow exactly the one-seed update of its batch."""
     stacked = make_agent(seeds=3, policy_delay=2, **overrides)
@@ -247,17 +257,39 @@ def stacked_config(**overrides: object) -> AgentConfig:
     return AgentConfig(hidden_sizes=[8, 8], policy_delay=2, **overrides)  # type: ignore[arg-type]
 
 
-def test_one_seeds_state_dict_loads_into_a_one_seed_agent() -> None:
+@pytest.mark.parametrize("seed_index", [1, 2])  # a middle seed and the last
+def test_one_seeds_state_dict_loads_into_a_one_seed_agent(seed_index: int) -> None:
     stacked = make_agent(seeds=3)
     stacked.update(make_batch(seeds=3))
     stacked.update(make_batch(seeds=3))
     alone = make_agent(seeds=1)
-    alone.load_state_dict(stacked.state_dict(seed_index=2))
+    alone.load_state_dict(stacked.state_dict(seed_index=seed_index))
     assert all(
-        torch.equal(a, b) for a, b in zip(parameters_of_seed(stacked, 2), parameters_of_seed(alone, 0), strict=False)
+        torch.equal(a, b)
+        for a, b in zip(parameters_of_seed(stacked, seed_index), parameters_of_seed(alone, 0), strict=True)
     )
     moments = alone.critic_optimizer.state_dict()["state"][0]["exp_avg"]
-    assert torch.equal(moments[0], stacked.critic_optimizer.state_dict()["state"][0]["exp_avg"][2])
+    assert torch.equal(moments[0], stacked.critic_optimizer.state_dict()["state"][0]["exp_avg"][seed_index])
+
+
+def test_a_loaded_agent_continues_exactly_with_its_update_count_and_delay_origin() -> None:
+    """num_updates and the delay's origin travel with the weights: the actor then steps on the same updates."""
+    original = make_agent(policy_delay=2, target_policy_noise=0.0)  # σ̃ = 0: no generator state to carry
+    batch = make_batch()
+    original.update(batch)
+    original.update(batch)
+    original.restart_delay()  # an odd origin: the actor's updates fall on other counts than num_updates % d
+    original.update(batch)
+    loaded = make_agent(policy_delay=2, target_policy_noise=0.0)
+    loaded.load_state_dict(copy.deepcopy(original.state_dict()))  # as a checkpoint file: Adam's moments not shared
+    assert (loaded.num_updates, loaded.delay_origin) == (3, 3)
+    for _ in range(3):
+        steps = [("actor_loss" in agent.update(batch, record=True)) for agent in (original, loaded)]
+        assert steps[0] == steps[1]
+    assert equal_lists(parameters_of_seed(original, 0), parameters_of_seed(loaded, 0))
+    older = {key: value for key, value in original.state_dict().items() if key != "delay_origin"}
+    loaded.load_state_dict(older)  # a checkpoint written before the origin existed never restarted the delay
+    assert loaded.delay_origin == 0
 
 
 @pytest.mark.slow
@@ -412,3 +444,4 @@ def test_acting_in_numpy_computes_the_actor_forward(normalize_obs: bool) -> None
     actions = agent.act(batch)
     assert actions.shape == (2, 7, 2) and actions.dtype == np.float32
     np.testing.assert_allclose(actions, expected, rtol=0, atol=1e-6)
+    assert agent.act(batch.astype(np.float64)).dtype == np.float32  # Gymnasium's MuJoCo observations are float64
