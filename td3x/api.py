@@ -33,10 +33,10 @@ class Policy:
 
     Observations are normalised with the run's frozen statistics (``env.normalize_obs``) and the actor's
     [-1, 1] actions are mapped to the env's bounds exactly as training's ``RescaleAction`` wrapper does, so
-    an episode driven by :meth:`predict` scores what ``td3x-eval`` reports for the same reset seed.
+    an episode driven by `predict` scores what ``td3x-eval`` reports for the same reset seed.
 
     Attributes:
-        config: the run's :class:`~td3x.config.TrainConfig`.
+        config: the run's `TrainConfig`.
         env_id: the Gymnasium id it was trained on.
         step: the env steps it was trained for.
         checkpoint_path: the checkpoint it was loaded from.

@@ -95,7 +95,7 @@ class _Checks:
 class EnvConfig:
     """Which Gymnasium environment to train on (paper §6.1: the MuJoCo tasks, here their v5 ids)."""
 
-    id: str = "Pendulum-v1"
+    id: str = "Pendulum-v1"  # a registered Gymnasium id with a bounded Box action space
     kwargs: dict[str, Any] = field(default_factory=dict)  # passed to gymnasium.make
     random_steps: int = 1000  # paper's start_timesteps: uniform random actions while t < random_steps
     normalize_obs: bool = False  # running mean/std of observations (DDPG's baseline), frozen during evaluation
@@ -111,9 +111,9 @@ class EnvConfig:
 class AgentConfig:
     """TD3's hyper-parameters. Defaults are the authors' current ones (sfujim/TD3 since 2019)."""
 
-    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
-    actor_lr: float = 3e-4
-    critic_lr: float = 3e-4
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])  # actor and critic hidden layers
+    actor_lr: float = 3e-4  # Adam learning rate of the actor (φ)
+    critic_lr: float = 3e-4  # Adam learning rate of the critics (θ_i)
     batch_size: int = 256  # N
     discount: float = 0.99  # γ
     tau: float = 0.005  # τ: θ' ← τθ + (1 - τ)θ'
@@ -121,8 +121,8 @@ class AgentConfig:
     n_critics: int = 2  # the target takes the min over all critics (1 = no clipped double Q)
     target_policy_noise: float = 0.2  # σ̃ of target policy smoothing (0 = no smoothing)
     target_noise_clip: float = 0.5  # c: ε ~ clip(N(0, σ̃), -c, c)
-    buffer_size: int = 1_000_000
-    updates_per_step: int = 1
+    buffer_size: int = 1_000_000  # replay buffer capacity in transitions (the paper keeps all 1M)
+    updates_per_step: int = 1  # critic updates per env step (per_step schedule)
     update_schedule: UpdateSchedule = UpdateSchedule.per_step
     # env step from which each step earns updates_per_step updates; null: max(env.random_steps, batch_size).
     # 0 with episode_end is the 2018 code, which trained from its first episode's end on, warm-up included
@@ -204,7 +204,7 @@ class NoiseConfig:
     theta: float = 0.15  # OU mean reversion θ (Lillicrap et al. 2016)
     dt: float = 1e-2  # OU time step (OpenAI baselines' default)
     final_std: float | None = None  # Gaussian only: std falls linearly to this over decay_steps env steps
-    decay_steps: int = 0
+    decay_steps: int = 0  # env steps over which std falls to final_std
 
     def problems(self) -> list[str]:
         checks = _Checks("noise.")
@@ -222,9 +222,9 @@ class NoiseConfig:
 class RunConfig:
     """Length of the run and the paper's evaluation protocol (§6.1), checkpointing and threads."""
 
-    total_steps: int = 1_000_000
-    eval_every: int = 5000
-    eval_episodes: int = 10
+    total_steps: int = 1_000_000  # env steps of the run (each env option sets its own budget)
+    eval_every: int = 5000  # env steps between evaluations (paper: 5000)
+    eval_episodes: int = 10  # noise-free episodes per evaluation (paper: 10)
     # episode i of every evaluation starts from reset(seed=eval_seed + i), for every seed of the process;
     # null: each training seed its own start states (TrainConfig.eval_seed)
     eval_seed: int | None = None
@@ -252,9 +252,9 @@ class LoggingConfig:
     """Where metrics go besides the run dir's own files (which are always written)."""
 
     wandb_mode: str = "${oc.env:WANDB_MODE,offline}"  # online | offline | disabled
-    project: str = "td3x"
+    project: str = "td3x"  # the W&B project
     group: str | None = None  # the sweep's name: runs of one sweep share a W&B group
-    tags: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)  # extra W&B tags (env, agent, row and seed are always added)
     video_every: int | None = None  # env steps between videos of evaluation episode 0 (null: none; ~0.1 s a frame)
 
     def problems(self) -> list[str]:
@@ -284,7 +284,7 @@ class TrainConfig:
     noise: NoiseConfig = field(default_factory=NoiseConfig)
     run: RunConfig = field(default_factory=RunConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
-    seed: int = 0
+    seed: int = 0  # seeds torch, numpy, the envs and the noise: same seed, same machine, same numbers
     paper_row: str = "TD3"  # the Table 2 row this config reproduces; set by the ablation option
 
     def __post_init__(self) -> None:
