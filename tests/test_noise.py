@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from td3x.config import NoiseConfig, NoiseKind
-from td3x.noise import GaussianNoise, OrnsteinUhlenbeckNoise, make_noise
+from td3x.noise import GaussianNoise, NoNoise, OrnsteinUhlenbeckNoise, make_noise
 
 
 def test_gaussian_has_the_configured_std_per_dimension() -> None:
@@ -36,3 +36,32 @@ def test_ornstein_uhlenbeck_is_correlated_with_the_stationary_variance_and_reset
 def test_none_adds_nothing() -> None:
     noise = make_noise(NoiseConfig(kind=NoiseKind.none), 2, np.random.default_rng(0))
     assert np.array_equal(noise.sample(5), np.zeros(2))
+
+
+@pytest.mark.parametrize("kind", list(NoiseKind))
+def test_make_noise_builds_each_kind_from_its_config(kind: NoiseKind) -> None:
+    gaussian = kind is NoiseKind.gaussian  # the decay is Gaussian only
+    config = NoiseConfig(kind, std=0.3, theta=0.2, dt=0.05, final_std=0.1 if gaussian else None, decay_steps=100)
+    noise = make_noise(config, 2, np.random.default_rng(0))
+    assert noise.sample(0).shape == (2,)
+    if isinstance(noise, GaussianNoise):
+        assert (noise.std, noise.final_std, noise.decay_steps, noise.action_dim) == (0.3, 0.1, 100, 2)
+    elif isinstance(noise, OrnsteinUhlenbeckNoise):
+        assert (noise.std, noise.theta, noise.dt) == (0.3, 0.2, 0.05)
+    else:
+        assert isinstance(noise, NoNoise) and noise.state_dict() == {}
+
+
+@pytest.mark.parametrize("kind", list(NoiseKind))
+def test_state_round_trip_continues_the_same_samples(kind: NoiseKind) -> None:
+    """A checkpoint's noise state: the generator and, for OU, the process value x (mid-episode, x is not 0)."""
+    config = NoiseConfig(kind=kind)
+    noise = make_noise(config, 2, np.random.default_rng(0))
+    for t in range(50):
+        noise.sample(t)
+    restored = make_noise(config, 2, np.random.default_rng(123))
+    restored.load_state_dict(noise.state_dict())
+    if isinstance(restored, OrnsteinUhlenbeckNoise):
+        assert restored.state.dtype == np.float64 and restored.state.any()
+    for t in range(50, 60):
+        assert np.array_equal(noise.sample(t), restored.sample(t))
