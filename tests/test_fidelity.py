@@ -23,12 +23,12 @@ from td3x.config import (
     RunConfig,
     TrainConfig,
 )
+from td3x.entrypoint import run
 from td3x.envs import EnvSpec, env_spec, make_env
 from td3x.evaluate import evaluate_run, load_run
 from td3x.replay_buffer import Batch
 from td3x.seeding import generators_of
 from td3x.td3 import TD3
-from td3x.entrypoint import run
 from td3x.trainer import Trainer, seed_configs
 
 TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2", "agent.buffer_size=5000")
@@ -187,6 +187,23 @@ def test_2018_schedule_trains_at_every_episode_end_from_the_first_on(make_config
         if name == "2018":  # the last burst restarted the delay: its first update (number 801) updated the actor
             assert trainer.agent.delay_origin == 801
         trainer.close("complete")
+
+
+def test_2018_schedule_bursts_are_the_2018_loop_s_on_episodes_of_any_length(
+    make_config: MakeConfig, tmp_path: Path
+) -> None:
+    """Hopper falls at random steps under random actions: each episode's end brings exactly its length in updates
+    (the 2018 loop: ``if done: policy.train(replay_buffer, episode_timesteps)``), from the first episode on."""
+    trainer = Trainer(make_config(*TINY, "env=hopper", "env.random_steps=1000", *SCHEDULE_2018), tmp_path)
+    trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
+    seen = steps(trainer, 1000)
+    trainer.close("complete")
+    lengths = trainer.seeds[0].window["episode_length"]
+    assert len(lengths) > 10  # many episodes, most of them cut short by a fall
+    ends = np.cumsum(lengths).astype(int)  # the env step at which each episode ended
+    # after env step t, the updates so far are the steps of the episodes ended so far: the last end at or before t
+    expected = [int(ends[ends <= step].max(initial=0)) for step in range(1, 1001)]
+    assert seen == expected
 
 
 def test_2018_schedule_resumes_mid_episode_exactly(make_config: MakeConfig, tmp_path: Path) -> None:
