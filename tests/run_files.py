@@ -1,16 +1,21 @@
-"""Reading a run dir back for comparisons: its rows without wall-clock columns, and its checkpoint's state."""
+"""Helpers of the run tests: a run dir read back for comparisons (its rows without wall-clock columns, its
+checkpoint's state), and a stop at a chosen env step by a real signal."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 
 from td3x import checkpoint
+from td3x.trainer import Trainer
 
 
 def without_timing(path: Path) -> list[dict[str, Any]]:
@@ -48,3 +53,18 @@ def assert_same_run(first: Path, second: Path) -> None:
     assert same_state(
         [seed["noise"] for seed in parts[0]["seeds"]], [seed["noise"] for seed in parts[1]["seeds"]]
     )
+
+
+def signal_at(monkeypatch: pytest.MonkeyPatch, step: int, times: int = 1) -> None:
+    """Send SIGINT ``times`` times to this process right after env step ``step`` is collected: td3x's handler
+    then stops the run after a checkpoint (once) or at once (twice). ``monkeypatch.undo()`` ends it."""
+    collect = Trainer._collect
+
+    def collect_then_signal(trainer: Trainer) -> bool:
+        episode_over = collect(trainer)
+        if trainer.step == step:
+            for _ in range(times):
+                os.kill(os.getpid(), signal.SIGINT)
+        return episode_over
+
+    monkeypatch.setattr(Trainer, "_collect", collect_then_signal)

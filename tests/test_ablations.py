@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from td3x.config import CONF_DIR, TrainConfig
-from td3x.sweep import list_jobs
+from td3x.config import CONF_DIR, TrainConfig, seed_run_dirs
 from td3x.entrypoint import run
+from td3x.sweep import list_jobs
 
 ROW_OPTIONS = sorted(path.stem for path in (CONF_DIR / "ablation").glob("*.yaml"))
 
@@ -55,8 +55,9 @@ def test_table2_smoke_runs_every_row_through_the_entrypoint(tmp_path: Path) -> N
         env={**environment, "WANDB_MODE": "disabled"},
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    run_dirs = {path.parent for path in tmp_path.glob("*/*/*/summary.json")}
-    assert run_dirs == {job.run_dir for job in listed}  # td3x-sweep list names the dirs Hydra really uses
+    run_dirs = {path.parent for path in tmp_path.rglob("summary.json")}
+    # td3x-sweep list names the dirs Hydra really uses (a job of K stacked seeds: one dir per seed below its own)
+    assert run_dirs == {path for job in listed for path in seed_run_dirs(job.run_dir, job.seed, job.num_seeds)}
     rows = set()
     for run_dir in run_dirs:
         assert json.loads((run_dir / "summary.json").read_text())["status"] == "complete"

@@ -19,10 +19,10 @@ import pytest
 
 from td3x import checkpoint
 from td3x.config import EnvConfig, TrainConfig
+from td3x.entrypoint import run
 from td3x.envs import make_env
 from td3x.evaluate import load_run, main
 from td3x.export import ONNX_FILE, sample_observations
-from td3x.entrypoint import run
 from td3x.video import TrainingVideos, configure_headless_rendering, gl_problem
 
 TINY = (
@@ -199,3 +199,29 @@ def test_headless_rendering_setup_keeps_what_the_user_set() -> None:
     assert configure_headless_rendering(with_display) is None and with_display == {"DISPLAY": ":0"}
     problem = gl_problem({})  # no display and no backend at all
     assert problem is not None and "apt-get install libosmesa6" in problem
+
+
+@pytest.mark.slow  # two short Hopper runs, one with three videos
+def test_videos_during_training_reach_wandb_and_never_change_the_numbers(
+    make_config: Callable[..., TrainConfig], tmp_path: Path, renderable: None
+) -> None:
+    """``logging.video_every`` in a real run: each video is an MP4 in the run dir and a media file of its offline
+    W&B run, logged at its env step; rendering uses its own env, so eval.csv equals the run without videos."""
+    from run_files import without_timing
+    from wandb_records import find_run_files, read_run
+
+    offline = (*SHORT_HOPPER, "logging.wandb_mode=offline")
+    filmed = train_tiny(make_config, tmp_path / "filmed", *offline, "logging.video_every=300")
+    plain = train_tiny(make_config, tmp_path / "plain", *offline)
+    assert without_timing(filmed / "eval.csv") == without_timing(plain / "eval.csv")
+    assert without_timing(filmed / "metrics.jsonl") == without_timing(plain / "metrics.jsonl")
+    first_seed = make_config(*TINY).eval_seed  # evaluation episode 0's reset seed
+    assert sorted(path.name for path in (filmed / "videos").glob("*.mp4")) == [
+        f"step{step}_seed{first_seed}.mp4" for step in (0, 300, 600)
+    ]
+    assert not (plain / "videos").exists()
+    (wandb_file,) = find_run_files(filmed)
+    media = list(wandb_file.parent.glob("files/media/videos/**/*.mp4"))
+    assert len(media) == 3
+    logged = [row for row in read_run(wandb_file).history if any(key.startswith("eval/video") for key in row)]
+    assert [row["env_step"] for row in logged] == [0, 300, 600]

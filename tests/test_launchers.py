@@ -27,8 +27,8 @@ from omegaconf import OmegaConf
 from wandb_records import find_run_files, read_run
 
 from td3x.config import CONF_DIR, TrainConfig
-from td3x.sweep import list_jobs
 from td3x.entrypoint import run
+from td3x.sweep import list_jobs
 
 SLURM_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "slurm_local.sh"
 # tiny Pendulum runs: seconds each, updates from step 300, an evaluation every 200 steps
@@ -94,18 +94,18 @@ def run_alone(make_config: Callable[..., TrainConfig], tmp_path: Path) -> Callab
 
 
 # ---------------------------------------------------------------------- config and submitit basics
-@pytest.mark.slow  # composes 484 jobs: ~20 s
+@pytest.mark.slow  # composes 66 jobs
 def test_slurm_experiments_are_table2_and_table2_smoke_on_the_submitit_slurm_launcher() -> None:
     on_slurm = list_jobs(["+experiment=table2_slurm"])
-    assert len(on_slurm) == 440 and not any(job.problems for job in on_slurm)
+    assert len(on_slurm) == 44 and not any(job.problems for job in on_slurm)  # one job per env and row, 10 seeds
     # table2's own run dirs: a sweep started locally resumes on the cluster, and the other way round
     envs, rows = ("halfcheetah", "hopper", "walker2d", "ant"), {path.stem for path in (CONF_DIR / "ablation").iterdir()}
     assert len(rows) == 11  # every Table 2 row
-    assert {job.run_dir for job in on_slurm} == {
-        Path("outputs/table2", env, row, f"seed={seed}") for env in envs for row in rows for seed in range(10)
+    assert {(job.run_dir, job.seed, job.num_seeds) for job in on_slurm} == {
+        (Path("outputs/table2", env, row, "run.num_seeds=10,seed=0"), 0, 10) for env in envs for row in rows
     }
     smoke = list_jobs(["+experiment=smoke_slurm"])
-    assert len(smoke) == 44 and not any(job.problems for job in smoke)
+    assert len(smoke) == 22 and not any(job.problems for job in smoke)
     assert all(job.run_dir.parts[:2] == ("outputs", "smoke_slurm") for job in smoke)
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -117,24 +117,42 @@ def test_slurm_experiments_are_table2_and_table2_smoke_on_the_submitit_slurm_lau
         )
     launcher = cfg.hydra.launcher
     assert launcher._target_.endswith("submitit_launcher.SlurmLauncher")
-    assert launcher.max_num_timeout > 0 and launcher.cpus_per_task == 1 and launcher.additional_parameters.requeue
+    assert launcher.max_num_timeout > 0 and launcher.cpus_per_task == cfg.run.num_threads == 1
+    assert launcher.additional_parameters.requeue
     assert cfg.hydra.mode == RunMode.MULTIRUN
     task = {key: value for key, value in OmegaConf.to_container(cfg).items() if key != "hydra"}
     assert task == OmegaConf.to_container(plain)  # the launcher changes no learning value
 
 
-def test_submitit_sets_the_variable_td3x_reads_to_leave_signals_to_it(tmp_path: Path) -> None:
-    """td3x installs its own SIGTERM/SIGINT handlers unless SUBMITIT_EXECUTOR is set: submitit's must win there.
-    The SLURM variant (``export SUBMITIT_EXECUTOR=slurm`` in the sbatch script) is checked in the SLURM test."""
+def test_td3x_leaves_submitits_signal_handlers_in_place_in_a_submitit_job(tmp_path: Path) -> None:
+    """submitit handles SIGTERM in its jobs (a preempted SLURM job is requeued): inside a submitit job, td3x's
+    stop-after-checkpoint handler must stand down and leave submitit's in place. The SLURM variant
+    (``export SUBMITIT_EXECUTOR=slurm`` in the sbatch script) is checked in the SLURM test."""
     executor = submitit.AutoExecutor(folder=tmp_path, cluster="local")
-    executor.update_parameters(timeout_min=1)
+    executor.update_parameters(timeout_min=2)
 
-    def variable() -> str | None:  # local, so pickled by value; os.environ.get itself would carry our environ
+    def handlers_under_td3x(run_dir: str) -> dict[str, object]:  # local, so pickled by value
         import os
+        import signal
 
-        return os.environ.get("SUBMITIT_EXECUTOR")
+        from td3x.config import LoggingConfig, TrainConfig
+        from td3x.entrypoint import stop_after_checkpoint
+        from td3x.trainer import Trainer
 
-    assert executor.submit(variable).result() == "local"
+        before = signal.getsignal(signal.SIGTERM)
+        trainer = Trainer(TrainConfig(logging=LoggingConfig(wandb_mode="disabled")), Path(run_dir))
+        with stop_after_checkpoint(trainer):
+            inside = signal.getsignal(signal.SIGTERM)
+        trainer.close("running")
+        return {
+            "executor": os.environ.get("SUBMITIT_EXECUTOR"),
+            "kept": inside is before,
+            "handler_module": getattr(before, "__module__", None),
+        }
+
+    result = executor.submit(handlers_under_td3x, str(tmp_path / "run")).result()
+    assert result["executor"] == "local" and result["kept"], result
+    assert str(result["handler_module"]).startswith("submitit"), result  # submitit's own, not Python's default
 
 
 # ---------------------------------------------------------------------- joblib

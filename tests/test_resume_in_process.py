@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from run_files import assert_same_run, without_timing
+from run_files import assert_same_run, signal_at, without_timing
 
 from td3x import checkpoint
 from td3x.config import TrainConfig
+from td3x.entrypoint import run, stop_after_checkpoint
 from td3x.episode_tape import ReplayMismatch
 from td3x.resume import ResumeError
-from td3x.entrypoint import run, stop_after_checkpoint
 from td3x.trainer import RunInterrupted, Trainer, TrainingError
 
 MakeConfig = Callable[..., TrainConfig]
@@ -42,20 +42,6 @@ SHORT = (
     "env.random_steps=100",
 )
 STOP_STEP = 330  # mid-episode (Pendulum's episodes last 200 steps), after the checkpoint at step 200
-
-
-def signal_at(monkeypatch: pytest.MonkeyPatch, step: int, times: int = 1) -> None:
-    """Send SIGINT ``times`` times to this process right after env step ``step`` is collected."""
-    collect = Trainer._collect
-
-    def collect_then_signal(trainer: Trainer) -> bool:
-        episode_over = collect(trainer)
-        if trainer.step == step:
-            for _ in range(times):
-                os.kill(os.getpid(), signal.SIGINT)
-        return episode_over
-
-    monkeypatch.setattr(Trainer, "_collect", collect_then_signal)
 
 
 def summary(run_dir: Path) -> dict[str, object]:

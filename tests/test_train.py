@@ -17,8 +17,8 @@ import torch
 import td3x
 from td3x import checkpoint
 from td3x.config import TrainConfig
-from td3x.rollout import evaluate
 from td3x.entrypoint import run
+from td3x.rollout import evaluate
 from td3x.trainer import Trainer
 
 TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2")
