@@ -101,12 +101,13 @@ def test_multirun_gives_each_job_its_own_dir_and_wandb_run(tmp_path: Path) -> No
 
 def test_bad_config_prints_one_line_per_problem_and_leaves_nothing(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    result = train("agent.tau=1.5", "agent.policy_delay=0", f"hydra.run.dir={run_dir}")
+    result = train("agent.tau=1.5", "agent.policy_delay=0", "run.eval_seed=-1", f"hydra.run.dir={run_dir}")
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert lines == [
         "config error: agent.tau=1.5 is not allowed: must be in (0, 1]",
         "config error: agent.policy_delay=0 is not allowed: must be an integer >= 1",
+        "config error: run.eval_seed=-1 is not allowed: must be null or an integer >= 0",  # else Gymnasium, later
     ]
     assert not run_dir.exists()
 
