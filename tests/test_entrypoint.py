@@ -161,5 +161,6 @@ def test_readme_demo_learns_pendulum(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["steps"] == 15000 and summary["final_return"] > -250, summary
-    assert "training Pendulum-v1 | agent td3 | row TD3 | 15000 steps | seed 0" in result.stderr
-    assert "ETA" in result.stderr and len(eval_steps(run_dir)) == 16  # every 1000 steps, and step 0
+    output = result.stdout + result.stderr  # Hydra logs to stdout
+    assert "training Pendulum-v1 | agent td3 | row TD3 | 15000 steps | seed 0" in output
+    assert "ETA" in output and len(eval_steps(run_dir)) == 16  # every 1000 steps, and step 0
