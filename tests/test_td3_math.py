@@ -445,3 +445,26 @@ def test_acting_in_numpy_computes_the_actor_forward(normalize_obs: bool) -> None
     assert actions.shape == (2, 7, 2) and actions.dtype == np.float32
     np.testing.assert_allclose(actions, expected, rtol=0, atol=1e-6)
     assert agent.act(batch.astype(np.float64)).dtype == np.float32  # Gymnasium's MuJoCo observations are float64
+
+
+def test_seed_policy_is_that_seeds_actor_on_one_observation() -> None:
+    generators = [generators_of(seed, torch.device("cpu")) for seed in range(3)]
+    agent = TD3(SPEC, AgentConfig(hidden_sizes=[8, 8]), torch.device("cpu"), generators)
+    obs = np.array([0.3, -1.2, 0.5])
+    expected = agent.act(np.repeat(obs[None, None], 3, axis=0).astype(np.float32))[:, 0]
+    for k in range(3):
+        action = agent.seed_policy(k)(obs)
+        assert action.shape == (2,) and np.array_equal(action, expected[k])
+    assert not np.allclose(expected[0], expected[1])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here: acting on a GPU runs torch, not NumPy")
+def test_acting_on_a_gpu_computes_what_the_cpu_computes() -> None:
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    on_gpu = TD3(SPEC, AgentConfig(hidden_sizes=[8, 8]), cuda, [generators_of(seed, cuda) for seed in range(2)])
+    on_cpu = TD3(SPEC, AgentConfig(hidden_sizes=[8, 8]), cpu, [generators_of(seed, cpu) for seed in range(2)])
+    on_cpu.load_state_dict(on_gpu.state_dict())  # the same seeds give the same weights anyway: this makes sure
+    obs = np.random.default_rng(0).normal(size=(2, 5, 3))  # float64, as MuJoCo gives them
+    actions = on_gpu.act(obs)
+    assert actions.shape == (2, 5, 2) and actions.dtype == np.float32
+    np.testing.assert_allclose(actions, on_cpu.act(obs), rtol=0, atol=1e-5)
