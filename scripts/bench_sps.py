@@ -1,26 +1,33 @@
-"""td3x against Stable-Baselines3's TD3, side by side on Hopper-v5: learning-phase env steps per second.
+"""Env steps per core-second: td3x with K seeds in one process against Stable-Baselines3's TD3, Hopper-v5.
 
-    python scripts/bench_sps.py [--steps 2000] [--repeats 3] [--threads 1 2] [--presets td3 td3_paper]
-                                [--seeds 10] [--seeds-steps 500]
+    python scripts/bench_sps.py [--seeds 1 2 5 10 20] [--threads 1 2] [--presets td3 td3_paper]
+                                [--steps 300] [--sb3-steps 1000] [--repeats 3] [--no-profile]
 
-Both learners get the same hyper-parameters (the td3x preset's network, learning rates, batch, τ, d, σ̃, c,
-exploration noise and buffer), the same torch thread count and the same random warm-up; the timing covers
-only the learning phase (after the warm-up), with no evaluation. The two alternate over ``--repeats``
-repetitions so that a machine's drift hits both; each side's median steps/s is printed with the median and the
-range of the repetitions' paired ratios (a pair runs back to back, so a slow minute hits both), and td3x's
-per-phase times (ms per env step: acting, env step, update). Then ``--seeds`` K seeds in one td3x process
-(``run.num_seeds=K``, 2 threads) against SB3's single run, alternated the same way: the aggregate steps/s
-of all K seeds over SB3's. Last, the cost of evaluation and logging at the paper's protocol (10 episodes
-every 5000 steps, a log row every 1000) as a share of training time. Machines differ from one session to
-the next: only ratios measured in one run mean much. Needs the ``bench`` extra (``pip install -e ".[bench]"``).
+A sweep is paid in core-hours (a cluster or joblib runs one job per core), so the figure is env steps per second
+per core: all K seeds' env steps over the wall time and the threads. Both learners get the same hyper-parameters
+(the td3x preset's network, learning rates, batch, τ, d, σ̃, c, exploration noise and buffer), the same torch
+threads and the same 1000-step random warm-up per seed; only the learning phase is timed, with no evaluation.
+
+Each repetition runs, per preset, SB3 on one thread, then td3x at every K and thread count, then SB3 on two
+threads (when asked for), back to back: a slow minute of a shared machine hits both sides of a pair. Each td3x
+row's ratio is the median over repetitions of its per-core rate over the same repetition's SB3 one-thread rate
+(and two-thread rate), with the range. Absolute rates drift by ±20% on shared or virtual machines: read the
+ratios. Last, at the K with the best per-core rate, where a stacked loop step's time goes: the K env steps,
+acting, the buffer writes and episode tapes, sampling, the update by part, and the per-seed Python bookkeeping
+(what is left). Needs the ``bench`` extra (``pip install -e ".[bench]"``).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import tempfile
 import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,23 +35,23 @@ import numpy as np
 import torch
 from hydra import compose, initialize_config_dir
 
+import td3x.td3
 from td3x.config import CONF_DIR, TrainConfig, register_configs, to_typed
-from td3x.rollout import evaluate_seeds
-from td3x.trainer import PHASES, Trainer
+from td3x.trainer import Trainer
 
-WARMUP = 1000  # the paper's random steps on Hopper
-PAPER_EVAL_EVERY, PAPER_EVAL_EPISODES, PAPER_LOG_EVERY = 5000, 10, 1000
+WARMUP = 1000  # the paper's random steps on Hopper, per seed
 
 
 def td3x_config(preset: str, threads: int, steps: int, seeds: int = 1) -> TrainConfig:
+    """Hopper-v5 with ``preset``, ``WARMUP`` random steps then ``steps`` learning steps per seed, no evaluation,
+    logging or checkpoint inside the timed steps."""
     overrides = [
         f"agent={preset}",
         "env=hopper",
         f"run.num_threads={threads}",
         f"run.total_steps={WARMUP + steps}",
         f"run.eval_every={10 * (WARMUP + steps)}",
-        f"run.eval_episodes={PAPER_EVAL_EPISODES}",
-        f"run.log_every={PAPER_LOG_EVERY}",
+        f"run.log_every={10 * (WARMUP + steps)}",
         f"run.checkpoint_every={10 * (WARMUP + steps)}",
         "logging.wandb_mode=disabled",
         f"env.random_steps={WARMUP}",
@@ -61,32 +68,26 @@ def start_trainer(config: TrainConfig, run_dir: Path) -> Trainer:
     return trainer
 
 
-def time_td3x(config: TrainConfig, steps: int) -> tuple[float, dict[str, float]]:
-    """Learning-phase env steps/s of td3x's own loop (all seeds together), and ms per env step of each phase
-    (plus one evaluation of ``run.eval_episodes`` episodes and one log row, in ms)."""
+def loop_steps(trainer: Trainer, steps: int) -> float:
+    """Run ``steps`` steps of td3x's own loop (every seed once, then their updates); the seconds it took."""
+    started = time.perf_counter()
+    for _ in range(steps):
+        trainer._run_pending_updates(episode_over=trainer._collect())
+    return time.perf_counter() - started
+
+
+def time_td3x(config: TrainConfig, steps: int) -> float:
+    """Learning-phase env steps per core-second of td3x: all seeds' steps over wall time x threads."""
     with tempfile.TemporaryDirectory() as run_dir:
         trainer = start_trainer(config, Path(run_dir))
-        timings: dict[str, float] = {}
-        for phase_steps in (WARMUP, steps):
-            before, started = dict(trainer.phase_time), time.perf_counter()
-            for _ in range(phase_steps):
-                trainer._run_pending_updates(episode_over=trainer._collect())
-            elapsed = time.perf_counter() - started
-            timings = {phase: 1e3 * (trainer.phase_time[phase] - before[phase]) / phase_steps for phase in PHASES}
-        for name, phase in (("eval_once", trainer._evaluate), ("log_once", trainer._log_training)):
-            started = time.perf_counter()
-            phase()
-            timings[name] = 1e3 * (time.perf_counter() - started)
-        started = time.perf_counter()  # the episodes alone: the cost of one side-by-side evaluation step
-        envs, first_seeds = [s.eval_envs for s in trainer.seeds], [s.config.eval_seed for s in trainer.seeds]
-        results = evaluate_seeds(trainer.agent.act, envs, first_seeds)
-        timings["eval_step"] = 1e3 * (time.perf_counter() - started) / max(int(r.lengths.max()) for r in results)
+        loop_steps(trainer, WARMUP)
+        elapsed = loop_steps(trainer, steps)
         trainer.close("complete")
-    return len(trainer.seeds) * steps / elapsed, timings
+    return config.run.num_seeds * steps / elapsed / config.run.num_threads
 
 
 def time_sb3(config: TrainConfig, steps: int) -> float:
-    """Learning-phase steps/s of Stable-Baselines3's TD3 with the same hyper-parameters and threads."""
+    """Learning-phase env steps per core-second of Stable-Baselines3's TD3, same hyper-parameters and threads."""
     import gymnasium as gym
     from stable_baselines3 import TD3 as SB3TD3
     from stable_baselines3.common.callbacks import BaseCallback
@@ -104,8 +105,8 @@ def time_sb3(config: TrainConfig, steps: int) -> float:
 
     torch.set_num_threads(config.run.num_threads)
     agent = config.agent
-    env = gym.wrappers.RescaleAction(gym.make(config.env.id), -1.0, 1.0)  # td3x's normalised action space too
-    action_dim = env.action_space.shape[0]
+    env = gym.wrappers.RescaleAction(gym.make(config.env.id), np.float32(-1), np.float32(1))  # as td3x's actions
+    action_dim = int(np.prod(env.action_space.shape or ()))
     model = SB3TD3(
         "MlpPolicy",
         env,
@@ -128,89 +129,186 @@ def time_sb3(config: TrainConfig, steps: int) -> float:
     )
     clock = LearningPhaseClock()
     model.learn(total_timesteps=WARMUP + steps, callback=clock)
-    return steps / (clock.marks[WARMUP + steps] - clock.marks[WARMUP])
+    return steps / (clock.marks[WARMUP + steps] - clock.marks[WARMUP]) / config.run.num_threads
 
 
-def bench(preset: str, threads: int, steps: int, repeats: int, seeds: int = 1) -> dict[str, Any]:
-    config = td3x_config(preset, threads, steps, seeds)
-    sb3_config = td3x_config(preset, threads, steps)
-    ours, theirs, phases = [], [], []
-    for _ in range(repeats):  # alternate, so that drift in the machine's speed hits both
-        sps, timing = time_td3x(config, steps)
-        ours.append(sps)
-        phases.append(timing)
-        theirs.append(time_sb3(sb3_config, steps))
-    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]  # each repetition's pair, measured back to back
-    return {
-        "preset": preset,
-        "threads": threads,
-        "seeds": seeds,
-        "td3x": statistics.median(ours),
-        "sb3": statistics.median(theirs),
-        "ratio": statistics.median(ratios),
-        "ratio_range": (min(ratios), max(ratios)),
-        **{phase: statistics.median(p[phase] for p in phases) for phase in phases[0]},
+# ---------------------------------------------------------------------- the per-core table
+@dataclass
+class Cell:
+    """One td3x configuration's per-core rates, and its SB3 partners of the same repetitions."""
+
+    preset: str
+    threads: int
+    seeds: int
+    td3x: list[float] = field(default_factory=list)
+    sb3_one: list[float] = field(default_factory=list)  # SB3 on one thread, same repetition
+    sb3_two: list[float] = field(default_factory=list)  # SB3 on two threads (per core), same repetition
+
+    def ratios(self, partner: list[float]) -> list[float]:
+        return [ours / theirs for ours, theirs in zip(self.td3x, partner, strict=True)]
+
+
+def run_table(args: argparse.Namespace) -> list[Cell]:
+    """Every (preset, threads, K) cell over ``args.repeats`` repetitions, SB3 measured beside each preset."""
+    cells = {
+        (preset, threads, seeds): Cell(preset, threads, seeds)
+        for preset in args.presets
+        for threads in args.threads
+        for seeds in args.seeds
     }
+    for repetition in range(args.repeats):
+        for preset in args.presets:
+            sb3_one = time_sb3(td3x_config(preset, 1, args.sb3_steps), args.sb3_steps)
+            rates = {}
+            for threads in args.threads:
+                for seeds in args.seeds:
+                    rates[threads, seeds] = time_td3x(td3x_config(preset, threads, args.steps, seeds), args.steps)
+            sb3_two = time_sb3(td3x_config(preset, 2, args.sb3_steps), args.sb3_steps) if args.sb3_two else None
+            for (threads, seeds), rate in rates.items():
+                cell = cells[preset, threads, seeds]
+                cell.td3x.append(rate)
+                cell.sb3_one.append(sb3_one)
+                if sb3_two is not None:
+                    cell.sb3_two.append(sb3_two)
+            print(
+                f"  repetition {repetition + 1}/{args.repeats}, {preset}: SB3 {sb3_one:.1f} (1 thread)"
+                + (f", {sb3_two:.1f} (2 threads, per core)" if sb3_two is not None else "")
+                + "; td3x "
+                + ", ".join(f"K={k} {t}t {rate:.1f}" for (t, k), rate in rates.items()),
+                flush=True,
+            )
+    return list(cells.values())
 
 
-def print_row(row: dict[str, Any]) -> None:
+def ratio_text(ratios: list[float]) -> str:
+    if not ratios:
+        return f"{'-':>6s} {'':11s}"
+    return f"{statistics.median(ratios):6.2f} {min(ratios):5.2f}-{max(ratios):<5.2f}"
+
+
+def print_table(cells: list[Cell]) -> None:
     print(
-        f"{row['preset']:10s} {row['threads']:7d} {row['seeds']:5d} {row['td3x']:9.1f} {row['sb3']:8.1f} "
-        f"{row['ratio']:6.2f} {row['ratio_range'][0]:5.2f}-{row['ratio_range'][1]:<5.2f} "
-        f"{row['act']:7.2f} {row['env']:7.2f} {row['update']:9.2f}",
-        flush=True,
+        f"\n{'preset':10s} {'threads':>7s} {'K':>3s} {'td3x /core':>10s} {'SB3 1t':>7s} {'ratio':>6s} {'range':11s} "
+        f"{'SB3 2t/core':>11s} {'ratio':>6s} {'range':11s}"
+    )
+    for cell in cells:
+        two = f"{statistics.median(cell.sb3_two):11.1f}" if cell.sb3_two else f"{'-':>11s}"
+        print(
+            f"{cell.preset:10s} {cell.threads:7d} {cell.seeds:3d} {statistics.median(cell.td3x):10.1f} "
+            f"{statistics.median(cell.sb3_one):7.1f} {ratio_text(cell.ratios(cell.sb3_one))} "
+            f"{two} {ratio_text(cell.ratios(cell.sb3_two) if cell.sb3_two else [])}"
+        )
+    print(
+        "(env steps per second per core, medians over repetitions; td3x counts all K seeds' steps; ratio: the median "
+        "of the repetitions' td3x/SB3 ratios, each pair measured within the same minutes, and their range)"
     )
 
 
-def protocol_share(row: dict[str, Any]) -> str:
-    """Evaluation and logging at the paper's protocol as a share of the wall time, from one run's measurements:
-    per 5000 training steps, one evaluation and five log rows. Also the worst case, where all 10 evaluation
-    episodes last the full 1000 steps: 1000 side-by-side steps, each at the cost of one measured step of all
-    the episodes together."""
-    train_ms = PAPER_EVAL_EVERY * 1e3 * row["seeds"] / row["td3x"]
-    logs_ms = PAPER_EVAL_EVERY / PAPER_LOG_EVERY * row["log_once"]
-    measured, worst = row["eval_once"] + logs_ms, 1000 * row["eval_step"] + logs_ms
-    return (
-        f"evaluation + logging at the paper's protocol ({row['preset']}, {row['threads']} threads, "
-        f"{row['seeds']} seed(s)): {100 * measured / (train_ms + measured):.1f}% of wall time with this policy "
-        f"(one evaluation {row['eval_once']:.0f} ms, one log row {row['log_once']:.1f} ms), "
-        f"{100 * worst / (train_ms + worst):.1f}% if every episode lasted 1000 steps"
+# ---------------------------------------------------------------------- where a stacked loop step's time goes
+class Clock:
+    """Seconds spent in named parts, measured by wrapping the callables that do them."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def wrap(self, function: Callable[..., Any], part: str | Callable[..., str]) -> Callable[..., Any]:
+        """``function``, timed into ``part`` (or into ``part(*args)``, a name chosen from the arguments)."""
+
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                name = part if isinstance(part, str) else part(*args)
+                self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+
+        return timed
+
+    def time_method(self, owner: Any, name: str, part: str) -> None:
+        setattr(owner, name, self.wrap(getattr(owner, name), part))
+
+
+@contextmanager
+def timed_update_parts(clock: Clock, trainer: Trainer) -> Iterator[None]:
+    """Time the parts of td3x's update: the module's own functions for the optimiser steps and the Polyak
+    update (restored on exit), the agent's methods for the rest."""
+    agent = trainer.agent
+    clock.time_method(agent, "smoothing_noise", "update: smoothing noise ε")
+    clock.time_method(agent, "critic_loss", "update: target y, critic forward, loss")
+    clock.time_method(agent, "actor_loss", "update: actor forward, loss (every d)")
+
+    def step_part(optimizer: torch.optim.Optimizer, *_: Any) -> str:
+        network = "critic" if optimizer is agent.critic_optimizer else "actor"
+        return f"update: {network} backward + Adam"
+
+    originals = {name: getattr(td3x.td3, name) for name in ("optimizer_step", "polyak_update")}
+    td3x.td3.optimizer_step = clock.wrap(originals["optimizer_step"], step_part)  # type: ignore[assignment]
+    td3x.td3.polyak_update = clock.wrap(originals["polyak_update"], "update: Polyak")  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name, function in originals.items():
+            setattr(td3x.td3, name, function)
+
+
+def profile_loop(preset: str, threads: int, seeds: int, steps: int) -> None:
+    """ms per loop step (which steps every seed once and runs their update) by part, and per seed-step."""
+    clock = Clock()
+    with tempfile.TemporaryDirectory() as run_dir:
+        trainer = start_trainer(td3x_config(preset, threads, steps, seeds), Path(run_dir))
+        loop_steps(trainer, WARMUP)
+        for seed in trainer.seeds:
+            clock.time_method(seed.env, "step", "env steps (MuJoCo)")
+            clock.time_method(seed.tape, "record", "episode tapes")
+            clock.time_method(seed, "noisy_action", "acting: exploration noise, per seed")
+        clock.time_method(trainer.agent, "act", "acting: the K actors")
+        clock.time_method(trainer.buffer, "add", "buffer writes")
+        clock.time_method(trainer.agent.obs_normalizer, "update", "buffer writes")
+        clock.time_method(trainer.buffer, "sample", "sampling")
+        clock.time_method(trainer.agent, "update", "update")
+        with timed_update_parts(clock, trainer):
+            total = loop_steps(trainer, steps)
+        trainer.close("complete")
+    parts = clock.seconds
+    update_parts = sum(seconds for name, seconds in parts.items() if name.startswith("update: "))
+    rows = {name: seconds for name, seconds in parts.items() if name != "update"}
+    rows["update: the rest (metrics, dispatch, bookkeeping)"] = parts["update"] - update_parts
+    rows["loop: the rest (per-seed Python bookkeeping)"] = total - sum(
+        seconds for name, seconds in parts.items() if not name.startswith("update: ")
     )
+    print(
+        f"\nwhere a loop step's time goes: {preset}, K={seeds}, {threads} thread(s), {steps} learning steps "
+        f"({1e3 * total / steps:.2f} ms a loop step, {1e3 * total / steps / seeds:.2f} ms a seed-step)"
+    )
+    print(f"{'part':52s} {'ms/step':>8s} {'ms/seed-step':>12s} {'share':>6s}")
+    for name, seconds in sorted(rows.items(), key=lambda item: -item[1]):
+        per_step = 1e3 * seconds / steps
+        print(f"{name:52s} {per_step:8.3f} {per_step / seeds:12.3f} {100 * seconds / total:5.1f}%")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=2000, help="learning-phase env steps timed per repetition")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--presets", nargs="+", default=["td3", "td3_paper"])
-    parser.add_argument("--seeds", type=int, nargs="*", default=[10], help="K for the many-seeds rows (none: skip)")
-    parser.add_argument("--seeds-steps", type=int, default=500, help="learning-phase steps per seed, K-seed rows")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 5, 10, 20], help="K: seeds in one process")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads of td3x")
+    parser.add_argument("--presets", nargs="+", default=["td3", "td3_paper"], help="agent presets (conf/agent)")
+    parser.add_argument("--steps", type=int, default=300, help="learning-phase steps per seed timed, td3x")
+    parser.add_argument("--sb3-steps", type=int, default=1000, help="learning-phase steps timed, SB3")
+    parser.add_argument("--repeats", type=int, default=3, help="repetitions (alternating td3x and SB3)")
+    parser.add_argument("--no-sb3-two", dest="sb3_two", action="store_false", help="skip SB3 on two threads")
+    parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the loop-step profile")
     args = parser.parse_args()
+    warnings.filterwarnings("ignore", message=".*precision lowered by casting to float32")  # Hopper's Box, via SB3
     register_configs()
     print(
-        f"Hopper-v5, learning phase ({args.steps} steps after {WARMUP} random ones), median of {args.repeats}; "
-        f"torch {torch.__version__}"
+        f"Hopper-v5, learning phase after {WARMUP} random steps a seed: td3x {args.steps} steps a seed, SB3 "
+        f"{args.sb3_steps}; {args.repeats} repetitions; torch {torch.__version__}"
     )
-    print(
-        f"{'preset':10s} {'threads':>7s} {'seeds':>5s} {'td3x sps':>9s} {'SB3 sps':>8s} {'ratio':>6s} {'range':11s} "
-        f"{'act ms':>7s} {'env ms':>7s} {'update ms':>9s}"
-    )
-    rows = []
-    for preset in args.presets:
-        for threads in args.threads:
-            rows.append(bench(preset, threads, args.steps, args.repeats))
-            print_row(rows[-1])
-    for seeds in args.seeds:
-        rows.append(bench(args.presets[0], max(args.threads), args.seeds_steps, args.repeats, seeds))
-        print_row(rows[-1])
-    print(
-        "(td3x sps: all seeds together; ratio: the median of the repetitions' td3x/SB3 ratios, each pair measured "
-        "back to back, and their range; ms: per loop step, which steps each seed once: acting, env, update)"
-    )
-    for row in rows:
-        if row["threads"] == max(args.threads):
-            print(protocol_share(row))
+    cells = run_table(args)
+    print_table(cells)
+    for preset in args.presets if args.profile else []:
+        best = max((cell for cell in cells if cell.preset == preset), key=lambda cell: statistics.median(cell.td3x))
+        profile_loop(preset, best.threads, best.seeds, args.steps)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ class Job:
     total_steps: int = 0
     seed: int = 0
     num_seeds: int = 1  # run.num_seeds: the job trains this many seeds, each in its own dir below run_dir
+    num_threads: int = 1  # run.num_threads: the cores the job trains on
 
 
 def _compose(overrides: list[str]) -> DictConfig:
@@ -59,11 +60,16 @@ def _compose(overrides: list[str]) -> DictConfig:
     )
 
 
+def _sweep_config(arguments: list[str]) -> DictConfig:
+    """The config the sweep itself is set up from (its sweeper and launcher): the command line's sweeps aside."""
+    parser = OverridesParser.create()
+    return _compose([str(o.input_line) for o in parser.parse_overrides(arguments) if not o.is_sweep_override()])
+
+
 def job_overrides(arguments: list[str]) -> list[list[str]]:
     """Each job's overrides, in Hydra's order: the config's ``hydra.sweeper.params``, then the command line."""
     parser = OverridesParser.create()
-    fixed = [str(o.input_line) for o in parser.parse_overrides(arguments) if not o.is_sweep_override()]
-    params = _compose(fixed).hydra.sweeper.params or {}
+    params = _sweep_config(arguments).hydra.sweeper.params or {}
     lines = [f"{key}={value}" for key, value in params.items()] + arguments
     (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(lines), max_batch_size=None)
     return batch
@@ -116,6 +122,7 @@ class JobComposer:
             total_steps=int(task.run.total_steps),
             seed=int(task.seed),
             num_seeds=int(task.run.num_seeds),
+            num_threads=int(task.run.num_threads),
         )
 
 
@@ -135,15 +142,31 @@ def list_jobs(arguments: list[str]) -> list[Job]:
         return [composer.describe(overrides) for overrides in job_overrides(arguments)]
 
 
-def _print_list(jobs: list[Job]) -> int:
+def launcher_resources(arguments: list[str]) -> str | None:
+    """What a SLURM launcher asks for each job (one value for the whole array, resolved from the sweep's config as
+    Hydra's launcher resolves it), or None for launchers without these settings."""
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        launcher = _sweep_config(arguments).hydra.launcher
+        if "cpus_per_task" not in launcher:
+            return None
+        return f"each job asks SLURM for cpus_per_task={launcher.cpus_per_task}, mem_gb={launcher.mem_gb}"
+
+
+def _print_list(jobs: list[Job], resources: str | None = None) -> int:
     for number, job in enumerate(jobs):
         last_seed = job.seed + job.num_seeds - 1
         seeds = f"seed={job.seed}" if last_seed == job.seed else f"seeds={job.seed}-{last_seed}"
-        print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}  [{job.total_steps} steps, {seeds}]")
+        threads = f"{job.num_threads} thread" + "s" * (job.num_threads > 1)
+        print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}  [{job.total_steps} steps, {seeds}, {threads}]")
         for problem in job.problems:
             print(f"      config error: {problem}")
     refused = sum(bool(job.problems) for job in jobs)
-    print(f"{len(jobs)} jobs" + (f", {refused} with config errors" if refused else ""))
+    runs = sum(job.num_seeds for job in jobs)
+    print(f"{len(jobs)} jobs, {runs} runs" + (f", {refused} with config errors" if refused else ""))
+    if resources:
+        print(resources)
     return 2 if refused else 0
 
 
@@ -360,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "list":
-            sys.exit(_print_list(list_jobs(list(args.overrides))))
+            sys.exit(_print_list(list_jobs(list(args.overrides)), launcher_resources(list(args.overrides))))
         if args.command == "status":
             sys.exit(_print_status(path_states(args.sweep_dir)))
         if args.command == "recheck":
