@@ -85,6 +85,22 @@ def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     assert read_run(segments[-1]).exit_code == 0  # the resumed segment finished the same W&B run
 
 
+@pytest.mark.parametrize("row", ["ddpg", "dq_ac"])  # OU noise, the normaliser, two Adam groups; a second actor
+def test_sigkill_then_resume_equals_an_uninterrupted_run_for_other_rows(row: str, tmp_path: Path) -> None:
+    overrides = (f"ablation={row}", "agent.hidden_sizes=[32,32]", "run.total_steps=800")  # the command line wins
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    process = subprocess.Popen(
+        command(killed, *overrides), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_for_checkpoint(process, killed, 0.5)
+    process.kill()
+    process.wait()
+    assert train(straight, *overrides).returncode == 0
+    result = train(killed, *overrides)
+    assert result.returncode == 0 and "resuming" in result.stdout + result.stderr, result.stderr
+    assert_same_run(killed, straight)
+
+
 def test_sigterm_checkpoints_mid_episode_and_resumes(uninterrupted: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     process = subprocess.Popen(
