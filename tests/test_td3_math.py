@@ -122,7 +122,7 @@ def test_critic_loss_sums_each_critics_mse() -> None:
     set_constant_output(agent.critic, [2.0, 4.0])
     metrics = agent.update(make_batch(reward=1.0), record=True)
     assert metrics["critic_loss"].item() == pytest.approx((2.5 - 2.0) ** 2 + (2.5 - 4.0) ** 2)
-    assert metrics["q1_mean"].item() == pytest.approx(2.0)
+    assert metrics["q1_mean"].item() == pytest.approx(2.0) and metrics["q2_mean"].item() == pytest.approx(4.0)
     assert metrics["q1_q2_abs_diff"].item() == pytest.approx(2.0)
     assert "actor_grad_norm" in metrics  # update 2 of d = 2: the actor
     gradients = torch.cat([p.grad.flatten() for p in agent.critic.parameters() if p.grad is not None])
@@ -248,8 +248,9 @@ def test_each_seed_of_a_stacked_agent_learns_as_the_agent_of_that_seed_alone(ove
         for k in range(3):
             seed_batch = Batch(*(field[k : k + 1] for field in vars(batch).values()))
             alone_metrics = alone[k].update(seed_batch, record=True)
-            for name in ("critic_loss", "critic_grad_norm"):  # each seed's own loss and gradient norm
-                assert torch.allclose(recorded[name][k], alone_metrics[name][0], rtol=1e-4), name
+            assert recorded.keys() == alone_metrics.keys()
+            for name, values in recorded.items():  # each seed's own losses, gradient norms and Q statistics
+                assert torch.allclose(values[k], alone_metrics[name][0], rtol=1e-4, atol=1e-6), name
     for k in range(3):
         for a, b in zip(parameters_of_seed(stacked, k), parameters_of_seed(alone[k], 0), strict=True):
             assert torch.allclose(a, b, rtol=1e-5, atol=1e-6)
