@@ -167,7 +167,6 @@ def test_a_replay_that_does_not_reach_the_saved_observation_is_an_error(
     checkpoint.save(path, {key: value for key, value in parts.items() if key != "format_version"})
     with pytest.raises(ReplayMismatch, match=f"replaying the saved episode \\({STOP_STEP - 200} steps\\) did not"):
         run(config, tmp_path)
-    assert summary(tmp_path)["status"] == "failed"
 
 
 # ---------------------------------------------------------------------- a blow-up to NaN
