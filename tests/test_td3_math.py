@@ -123,6 +123,7 @@ def test_critic_loss_sums_each_critics_mse() -> None:
     metrics = agent.update(make_batch(reward=1.0), record=True)
     assert metrics["critic_loss"].item() == pytest.approx((2.5 - 2.0) ** 2 + (2.5 - 4.0) ** 2)
     assert metrics["q1_mean"].item() == pytest.approx(2.0) and metrics["q2_mean"].item() == pytest.approx(4.0)
+    assert metrics["target_mean"].item() == pytest.approx(2.5)
     assert metrics["q1_q2_abs_diff"].item() == pytest.approx(2.0)
     assert "actor_grad_norm" in metrics  # update 2 of d = 2: the actor
     gradients = torch.cat([p.grad.flatten() for p in agent.critic.parameters() if p.grad is not None])
@@ -170,6 +171,16 @@ def test_actor_and_targets_step_only_every_policy_delay_updates() -> None:
         assert changed(actor_target, agent.actor_target) == delayed_step
         assert changed(critic_target, agent.critic_target) == delayed_step
         assert ("actor_loss" in metrics) == delayed_step
+
+
+def test_restart_delay_makes_the_next_update_an_actor_update_then_every_d_th() -> None:
+    """The 2018 code's ``it % policy_freq == 0`` with ``it`` from 0 in every ``train`` call (episode_end)."""
+    agent = make_agent(policy_delay=3)
+    batch = make_batch()
+    assert "actor_loss" not in agent.update(batch, record=True)  # update 1 of d = 3
+    agent.restart_delay()
+    steps = ["actor_loss" in agent.update(batch, record=True) for _ in range(6)]
+    assert steps == [True, False, False, True, False, False]
 
 
 def test_tau_one_copies_and_tau_half_averages() -> None:
@@ -250,6 +261,7 @@ def test_each_seed_of_a_stacked_agent_learns_as_the_agent_of_that_seed_alone(ove
             alone_metrics = alone[k].update(seed_batch, record=True)
             assert recorded.keys() == alone_metrics.keys()
             for name, values in recorded.items():  # each seed's own losses, gradient norms and Q statistics
+                assert values.shape == (3,) and alone_metrics[name].shape == (1,), name
                 assert torch.allclose(values[k], alone_metrics[name][0], rtol=1e-4, atol=1e-6), name
     for k in range(3):
         for a, b in zip(parameters_of_seed(stacked, k), parameters_of_seed(alone[k], 0), strict=True):
