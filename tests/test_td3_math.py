@@ -124,6 +124,7 @@ def test_critic_loss_sums_each_critics_mse() -> None:
     assert metrics["critic_loss"].item() == pytest.approx((2.5 - 2.0) ** 2 + (2.5 - 4.0) ** 2)
     assert metrics["q1_mean"].item() == pytest.approx(2.0) and metrics["q2_mean"].item() == pytest.approx(4.0)
     assert metrics["target_mean"].item() == pytest.approx(2.5)
+    assert metrics["actor_loss"].item() == pytest.approx(-2.0, rel=1e-2)  # -N⁻¹ Σ Q_θ1(s, π(s)) after one critic step
     assert metrics["q1_q2_abs_diff"].item() == pytest.approx(2.0)
     assert "actor_grad_norm" in metrics  # update 2 of d = 2: the actor
     gradients = torch.cat([p.grad.flatten() for p in agent.critic.parameters() if p.grad is not None])
@@ -141,6 +142,18 @@ def test_smoothing_noise_is_clipped_then_action_clipped_to_range() -> None:
     assert action.std(dim=0).min() > 0.4  # independent noise per sample and per action dim
     set_actor_output(agent.actor_target, 10.0)  # π'(s') = tanh(10) ≈ 1
     assert smooth(agent.actor_target(torch.randn(1, 1000, 3)), noise).max().item() <= 1.0
+
+
+def test_each_update_uses_its_own_next_draw_of_smoothing_noise() -> None:
+    """ε of update n is the n-th draw of the seed's generator (drawn once per update): runs repeat exactly."""
+    agent = make_agent(discount=0.5, n_critics=1, target_policy_noise=0.2)
+    generator = torch.Generator().set_state(agent.smoothing_generators[0].get_state())
+    batch = make_batch()
+    for _ in range(2):
+        noise = (0.2 * torch.randn((1, 4, 2), generator=generator)).clamp(-0.5, 0.5)[None]
+        next_action = smooth(agent.actor_target(batch.next_obs)[:, 0], noise[:, 0])
+        expected = 1.0 + 0.5 * agent.critic_target(batch.next_obs, next_action)
+        assert agent.update(batch, record=True)["target_mean"].item() == pytest.approx(expected.mean().item())
 
 
 def test_zero_smoothing_noise_gives_the_target_actor_action() -> None:
