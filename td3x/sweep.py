@@ -341,8 +341,9 @@ def _provenance_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
 
 DESCRIPTION = "List a multirun's jobs before launching it; follow, relaunch and recheck a launched one."
 COMMANDS = {
-    "list": "print every job a td3x-train multirun with these overrides would launch (its run dir, overrides and "
-    "config errors) and the count; runs and creates nothing",
+    "list": "print every job a td3x-train multirun with these overrides would launch (its run dir, overrides, "
+    "steps, seeds, threads and config errors), the counts of jobs and runs, and what a SLURM launcher asks for "
+    "each job; runs and creates nothing",
     "status": "count the complete, running, stale, failed and not started runs of a sweep dir, a run dir or a "
     "K-seeds process dir, with the steps done and the compute left; runs nothing",
     "rerun": "trains: launch a sweep again with its own overrides and launcher; complete jobs return at once, the "
