@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from td3x.config import AgentConfig, TargetRule
+from td3x.config import AgentConfig, NoiseUnits, TargetRule
 from td3x.envs import EnvSpec
+from td3x.normalizer import IdentityNormalizer
 from td3x.replay_buffer import Batch
 from td3x.seeding import generators_of
 from td3x.td3 import TD3, polyak_update, smooth
@@ -142,6 +143,27 @@ def test_smoothing_noise_is_clipped_then_action_clipped_to_range() -> None:
     assert action.std(dim=0).min() > 0.4  # independent noise per sample and per action dim
     set_actor_output(agent.actor_target, 10.0)  # π'(s') = tanh(10) ≈ 1
     assert smooth(agent.actor_target(torch.randn(1, 1000, 3)), noise).max().item() <= 1.0
+
+
+def test_smooth_adds_the_noise_then_clips_to_the_action_range() -> None:
+    action, noise = torch.tensor([0.2, 0.9, -0.9, -0.2]), torch.tensor([0.3, 0.3, -0.3, 0.1])
+    assert torch.allclose(smooth(action, noise), torch.tensor([0.5, 1.0, -1.0, -0.1]))
+
+
+@pytest.mark.parametrize(("units", "bound"), [(NoiseUnits.normalized, [0.5, 0.5]), (NoiseUnits.absolute, [0.25, 1.0])])
+def test_smoothing_noise_in_absolute_units_scales_by_each_action_dims_half_range(
+    units: NoiseUnits, bound: list[float]
+) -> None:
+    """c = 0.5 in the env's units on bounds of ±2 and ±0.5 is 0.25 and 1.0 normalised units (the 2018 code's)."""
+    spec = EnvSpec(obs_dim=3, action_dim=2, action_half_range=(2.0, 0.5))
+    config = AgentConfig(hidden_sizes=[8], target_policy_noise=100.0, target_noise_clip=0.5, noise_units=units)
+    agent = TD3(spec, config, torch.device("cpu"), [generators_of(0, torch.device("cpu"))])
+    noise = agent.smoothing_noise(torch.Size((1, 1000, 2)))[0, 0]
+    assert noise.abs().amax(dim=0).tolist() == pytest.approx(bound)  # σ̃ = 100: the clip is reached
+
+
+def test_networks_see_raw_observations_unless_asked() -> None:
+    assert isinstance(make_agent().obs_normalizer, IdentityNormalizer)
 
 
 def test_each_update_uses_its_own_next_draw_of_smoothing_noise() -> None:
@@ -497,3 +519,6 @@ def test_acting_on_a_gpu_computes_what_the_cpu_computes() -> None:
     actions = on_gpu.act(obs)
     assert actions.shape == (2, 5, 2) and actions.dtype == np.float32
     np.testing.assert_allclose(actions, on_cpu.act(obs), rtol=0, atol=1e-5)
+    batch = make_batch(seeds=2)
+    metrics = on_gpu.update(Batch(*(field.to(cuda) for field in vars(batch).values())), record=True)
+    assert metrics["critic_loss"].device.type == "cuda" and torch.isfinite(metrics["critic_loss"]).all()
