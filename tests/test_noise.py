@@ -65,3 +65,14 @@ def test_state_round_trip_continues_the_same_samples(kind: NoiseKind) -> None:
         assert restored.state.dtype == np.float64 and restored.state.any()
     for t in range(50, 60):
         assert np.array_equal(noise.sample(t), restored.sample(t))
+
+
+def test_ornstein_uhlenbeck_follows_its_recurrence_step_by_step() -> None:
+    """x₀ = 0, x_{t+1} = x_t - θ x_t dt + σ √dt ξ_t with ξ_t ~ N(0, I): each dim its own draw."""
+    theta, sigma, dt = 0.15, 0.2, 0.01
+    noise = OrnsteinUhlenbeckNoise(2, std=sigma, theta=theta, dt=dt, rng=np.random.default_rng(7))
+    draws = np.random.default_rng(7).standard_normal((3, 2))
+    x = np.zeros(2)
+    for t, xi in enumerate(draws):
+        x = x - theta * x * dt + sigma * np.sqrt(dt) * xi
+        assert np.allclose(noise.sample(t), x, rtol=1e-12, atol=0)

@@ -166,6 +166,14 @@ def test_networks_see_raw_observations_unless_asked() -> None:
     assert isinstance(make_agent().obs_normalizer, IdentityNormalizer)
 
 
+def test_optimisers_take_the_configured_learning_rates_and_targets_no_gradient() -> None:
+    agent = make_agent(actor_lr=1e-4, critic_lr=2e-3)  # the DDPG row's are not Adam's default 1e-3
+    assert [group["lr"] for group in agent.actor_optimizer.param_groups] == [1e-4]
+    assert [group["lr"] for group in agent.critic_optimizer.param_groups] == [2e-3, 2e-3]
+    targets = [*agent.actor_target.parameters(), *agent.critic_target.parameters()]
+    assert not any(p.requires_grad for p in targets)  # θ', φ' move by Polyak averaging only
+
+
 def test_each_update_uses_its_own_next_draw_of_smoothing_noise() -> None:
     """ε of update n is the n-th draw of the seed's generator (drawn once per update): runs repeat exactly."""
     agent = make_agent(discount=0.5, n_critics=1, target_policy_noise=0.2)
@@ -506,6 +514,7 @@ def test_seed_policy_is_that_seeds_actor_on_one_observation() -> None:
     for k in range(3):
         action = agent.seed_policy(k)(obs)
         assert action.shape == (2,) and np.array_equal(action, expected[k])
+    assert np.array_equal(agent.seed_policy()(obs), expected[0])  # a one-seed agent's policy by default
     assert not np.allclose(expected[0], expected[1])
 
 
