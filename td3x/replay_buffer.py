@@ -89,7 +89,9 @@ class ReplayBuffer:
         (of every seed, or of seed ``seed_index`` alone, shaped as a one-seed buffer's)."""
         rows = slice(None) if seed_index is None else slice(seed_index, seed_index + 1)
         rngs = self.rngs[rows]
-        arrays = {name: getattr(self, name)[rows, : self.size].copy() for name in self.columns}
+        # as tensors: torch.save writes a tensor's bytes as they are, where a numpy array is pickled through
+        # several temporary copies (~6x the buffer at once: Ant's 1M transitions a seed would need tens of GB)
+        arrays = {name: torch.from_numpy(getattr(self, name)[rows, : self.size].copy()) for name in self.columns}
         return {**arrays, "pointer": self.pointer, "size": self.size, "rngs": [r.bit_generator.state for r in rngs]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -99,7 +101,7 @@ class ReplayBuffer:
         if len(state["rngs"]) != len(self.rngs):
             raise ValueError(f"the saved buffer holds {len(state['rngs'])} seeds, this run {len(self.rngs)}")
         for name in self.columns:
-            getattr(self, name)[:, :size] = state[name]
+            getattr(self, name)[:, :size] = np.asarray(state[name])  # tensors; numpy arrays in older checkpoints
         self.pointer, self.size = int(state["pointer"]), size
         for rng, rng_state in zip(self.rngs, state["rngs"], strict=True):
             rng.bit_generator.state = rng_state

@@ -79,7 +79,7 @@ def test_the_other_paper_sweeps_are_stacked_too(experiment: str, jobs: int, seed
 
 
 def test_the_slurm_launcher_asks_for_the_cores_the_job_trains_on() -> None:
-    assert launcher_resources(["+experiment=table2_slurm"]) == "each job asks SLURM for cpus_per_task=1, mem_gb=72"
+    assert launcher_resources(["+experiment=table2_slurm"]) == "each job asks SLURM for cpus_per_task=1, mem_gb=20"
     assert "cpus_per_task=2," in str(launcher_resources(["+experiment=table2_slurm", "run.num_threads=2"]))
     assert "cpus_per_task=1," in str(launcher_resources(["+experiment=smoke_slurm"]))
     assert launcher_resources(["+experiment=table2"]) is None  # Hydra's basic launcher: no resources to ask for
