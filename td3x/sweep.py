@@ -45,6 +45,10 @@ class Job:
     total_steps: int = 0
     seed: int = 0
     num_seeds: int = 1  # run.num_seeds: the job trains this many seeds, each in its own dir below run_dir
+
+    @property
+    def seeds(self) -> range:
+        return range(self.seed, self.seed + self.num_seeds)
     num_threads: int = 1  # run.num_threads: the cores the job trains on
 
 
@@ -139,7 +143,28 @@ def list_jobs(arguments: list[str]) -> list[Job]:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         composer = JobComposer()
-        return [composer.describe(overrides) for overrides in job_overrides(arguments)]
+        return with_seed_overlaps([composer.describe(overrides) for overrides in job_overrides(arguments)])
+
+
+def with_seed_overlaps(jobs: list[Job]) -> list[Job]:
+    """Refuse jobs that would train a seed another job of the same settings trains too: with K stacked seeds,
+    ``seed=0,1`` means seeds 0..K-1 and 1..K, not two seeds."""
+    first_job: dict[tuple[tuple[str, ...], int], int] = {}
+    checked = []
+    for number, job in enumerate(jobs):
+        settings = tuple(sorted(line for line in job.overrides if not line.lstrip("+").startswith("seed=")))
+        twice = [seed for seed in job.seeds if (settings, seed) in first_job]
+        for seed in job.seeds:
+            first_job.setdefault((settings, seed), number)
+        problem = (
+            f"seeds {twice[0]}-{twice[-1]} are trained by job {first_job[settings, twice[0]]} too"
+            f" (run.num_seeds={job.num_seeds}: seed=S trains seeds S..S+{job.num_seeds - 1}); sweep seed in"
+            f" steps of {job.num_seeds}, e.g. seed=0,{job.num_seeds}"
+            if twice
+            else ""
+        )
+        checked.append(dataclasses.replace(job, problems=[*job.problems, problem]) if twice else job)
+    return checked
 
 
 def launcher_resources(arguments: list[str]) -> str | None:

@@ -78,6 +78,19 @@ def test_the_other_paper_sweeps_are_stacked_too(experiment: str, jobs: int, seed
     assert len(set(runs_of(listed))) == jobs * seeds
 
 
+def test_a_seed_sweep_that_would_train_a_seed_twice_is_refused_by_list() -> None:
+    """With K stacked seeds, ``seed=0,1`` would train seeds 1..9 in two jobs: td3x-sweep list says so."""
+    overlapping = list_jobs(["+experiment=table2", "env=hopper", "ablation=none", "seed=0,1"])
+    assert [job.problems for job in overlapping] == [
+        [],
+        [
+            "seeds 1-9 are trained by job 0 too (run.num_seeds=10: seed=S trains seeds S..S+9); sweep seed in steps "
+            "of 10, e.g. seed=0,10"
+        ],
+    ]
+    assert all(not job.problems for job in list_jobs(["+experiment=table2", "env=hopper", "ablation=none", "seed=0,10"]))
+
+
 def test_the_slurm_launcher_asks_for_the_cores_the_job_trains_on() -> None:
     assert launcher_resources(["+experiment=table2_slurm"]) == "each job asks SLURM for cpus_per_task=1, mem_gb=20"
     assert "cpus_per_task=2," in str(launcher_resources(["+experiment=table2_slurm", "run.num_threads=2"]))
