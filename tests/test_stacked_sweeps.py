@@ -88,7 +88,8 @@ def test_a_seed_sweep_that_would_train_a_seed_twice_is_refused_by_list() -> None
             "of 10, e.g. seed=0,10"
         ],
     ]
-    assert all(not job.problems for job in list_jobs(["+experiment=table2", "env=hopper", "ablation=none", "seed=0,10"]))
+    stepped = list_jobs(["+experiment=table2", "env=hopper", "ablation=none", "seed=0,10"])
+    assert all(not job.problems for job in stepped)
 
 
 def test_the_slurm_launcher_asks_for_the_cores_the_job_trains_on() -> None:
