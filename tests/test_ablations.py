@@ -43,7 +43,7 @@ def test_every_row_trains_on_hopper(option: str, make_config: Callable[..., Trai
 @pytest.mark.slow
 def test_table2_smoke_runs_every_row_through_the_entrypoint(tmp_path: Path) -> None:
     """The smoke sweep shrunk to one env and 32-32 networks: every row's job through the real multirun (each
-    row's learning is checked by test_every_row_trains_on_hopper; the 440 jobs of table2 by test_launchers)."""
+    row's learning is checked by test_every_row_trains_on_hopper; table2's 44 jobs of 440 runs by test_launchers)."""
     shrink = ("env=hopper", "agent.hidden_sizes=[32,32]", f"hydra.sweep.dir={tmp_path}")  # the command line wins
     listed = list_jobs(["+experiment=table2_smoke", *shrink])
     environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
