@@ -41,6 +41,7 @@ from td3x.config import (
     to_typed,
 )
 from td3x.envs import check_env, env_spec, make_env
+from td3x.episode_tape import ReplayMismatch
 from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE, truncate_after, write_json_atomic
 from td3x.overrides import group_options, override_problems
 from td3x.provenance import collect_provenance
@@ -264,7 +265,7 @@ def run_and_report(
     refused; 1: training stopped), or, in a multirun job, an exception; the last line sums the run up."""
     try:
         summary = run(config, run_dir, choices)
-    except (ResumeError, CheckpointError) as error:
+    except (ResumeError, CheckpointError, ReplayMismatch) as error:  # the checkpoint cannot be resumed here
         _remove_if_only_hydra_files(run_dir)
         _fail(multirun, "resume error", [str(error)], 2, error)
         return None
