@@ -193,6 +193,12 @@ class AgentConfig:
         checks.at_least_one("updates_per_step", self.updates_per_step)
         if self.update_start is not None:
             checks.require("update_start", self.update_start, self.update_start >= 0, "must be null or an integer >= 0")
+        checks.require(
+            "delay_per_burst",
+            self.delay_per_burst,
+            not self.delay_per_burst or self.update_schedule is UpdateSchedule.episode_end,
+            "needs agent.update_schedule=episode_end (per_step bursts are single updates: d would never delay)",
+        )
 
 
 @dataclass

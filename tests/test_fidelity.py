@@ -228,6 +228,13 @@ def test_update_start_must_be_null_or_non_negative(make_config: MakeConfig) -> N
         make_config("agent.update_start=-1")
 
 
+def test_delay_per_burst_needs_the_episode_end_schedule(make_config: MakeConfig) -> None:
+    """Per-step bursts are single updates: restarting the count at each would update the actor every time."""
+    with pytest.raises(ConfigError, match=r"agent\.delay_per_burst=True is not allowed: needs agent\.update_schedule"):
+        make_config("agent.delay_per_burst=true")
+    assert make_config("agent=td3_2018").agent.delay_per_burst
+
+
 def test_td3_2018_is_td3_paper_with_the_2018_schedule(make_config: MakeConfig) -> None:
     paper, code_2018 = (make_config(f"agent={name}").agent for name in ("td3_paper", "td3_2018"))
     assert paper.update_schedule.value == "per_step" and (paper.update_start, paper.delay_per_burst) == (None, False)
