@@ -35,6 +35,7 @@ from omegaconf import DictConfig, open_dict, read_write
 
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, seed_run_dirs, to_typed
+from td3x.overrides import group_options
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class JobComposer:
     sweep all override the same keys, so each job's values replace the previous job's in place."""
 
     def __init__(self) -> None:
-        self.groups = {path.name for path in CONF_DIR.iterdir() if path.is_dir()}
+        self.groups = set(group_options())
         self.cache: dict[tuple[str, ...], tuple[DictConfig, DictConfig]] = {}
 
     def _is_group(self, override: Override) -> bool:
