@@ -206,7 +206,7 @@ class NoiseConfig:
     """Exploration noise added to the actor's action during training (never during evaluation)."""
 
     kind: NoiseKind = NoiseKind.gaussian
-    std: float = 0.1  # σ of N(0, σ) (or of the OU process), in normalised action units ([-1, 1])
+    std: float = 0.1  # σ of N(0, σ) (or of the OU process), in agent.noise_units (normalised [-1, 1] by default)
     theta: float = 0.15  # OU mean reversion θ (Lillicrap et al. 2016)
     dt: float = 1e-2  # OU time step (OpenAI baselines' default)
     final_std: float | None = None  # Gaussian only: std falls linearly to this over decay_steps env steps

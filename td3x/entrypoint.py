@@ -294,7 +294,7 @@ MOST_USED_KEYS = (
     ("agent.policy_delay", "d: actor and target updates every d critic updates (1 = no delay)"),
     ("agent.n_critics", "critics whose min forms the target (1 = no clipped double Q)"),
     ("agent.target_policy_noise", "σ̃ of target policy smoothing (0 = none)"),
-    ("noise.std", "exploration noise, in normalised action units"),
+    ("noise.std", "exploration noise σ, in agent.noise_units (normalised unless agent=td3_paper)"),
     ("logging.wandb_mode", "offline (default), online or disabled; also the WANDB_MODE variable"),
 )
 
@@ -333,7 +333,7 @@ Most used keys (KEY=VALUE; every key is in the docs' configuration reference, an
 
 Examples:
   td3x-train                                          the demo
-  td3x-train env=hopper ablation=no_twin seed=3       one Table 2 cell, 1M steps
+  td3x-train env=hopper ablation=no_twin seed=3       an ablation row on Hopper, 1M steps
   td3x-train env=hopper run.total_steps=20000         a short MuJoCo run
   td3x-train -m env=hopper ablation=none,ahe seed=0,1 a small sweep (see also td3x-sweep list)
   td3x-train +experiment=table2                       the paper's whole ablation table

@@ -39,8 +39,9 @@ class Progress:
         if self.bar is not None:
             self.advance(step, self.sps)
         else:
-            eta = f"  ETA {format_duration((self.total_steps - step) / self.sps)}" if self.sps > 0 else ""
-            log.info("step %d/%d  eval return %.2f  %.0f steps/s%s", step, self.total_steps, mean_return, self.sps, eta)
+            eta = format_duration((self.total_steps - step) / self.sps) if self.sps else ""
+            speed = f"  {self.sps:.0f} steps/s  ETA {eta}" if eta else ""  # known after the first log row
+            log.info("step %d/%d  eval return %.2f%s", step, self.total_steps, mean_return, speed)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from td3x import checkpoint
 from td3x.cli import HelpFormatter, add_version_flag
@@ -115,13 +116,15 @@ def _check_same_config(saved: dict[str, Any], current: dict[str, Any]) -> None:
         return
     old, new = learning_keys(saved), learning_keys(current)
     differing = [
-        f"{key}={old.get(key)!r} (checkpoint) vs {new.get(key)!r} (now)"
+        f"{key}={old[key]!r} (checkpoint) vs {new.get(key)!r} (now)"
+        if key in old
+        else f"{key}={new.get(key)!r} is new (the checkpoint was written by an older td3x)"
         for key in sorted(old | new)
         if old.get(key) != new.get(key)
     ]
     raise ResumeError(
         f"the run dir's checkpoint was trained with another config: {'; '.join(differing)}; "
-        "use another hydra.run.dir for a new run"
+        "start a new run in another run dir"
     )
 
 
@@ -161,6 +164,10 @@ def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, A
                 f"{line!r} is not allowed: td3x-resume takes KEY=VALUE for {', '.join(RESUME_KEYS)} only "
                 "(other keys change what is learned: start a new run)"
             )
+    try:  # each value checked against its key's type on its own, so that a bad one is named as the user's
+        OmegaConf.merge(OmegaConf.structured(TrainConfig), OmegaConf.from_dotlist(overrides))
+    except OmegaConfBaseException as error:
+        raise ResumeError(f"{' '.join(overrides)}: {' '.join(str(error).split())}") from error
     merged = OmegaConf.merge(OmegaConf.create(saved), OmegaConf.from_dotlist(overrides))
     container = OmegaConf.to_container(merged)
     assert isinstance(container, dict)
@@ -200,6 +207,7 @@ def main(argv: list[str] | None = None) -> None:
         run_dir, saved = stored_run(args.run_dir)
         choices = saved.get("choices") or {}
         config = from_saved(resume_overrides(saved, args.overrides))
+        config.run.resume = ResumeMode.auto  # a run started with run.resume=never too: continuing is what is asked
     except (ResumeError, ConfigError) as error:
         for line in getattr(error, "problems", [str(error)]):
             print(f"resume error: {line}", file=sys.stderr)

@@ -177,6 +177,18 @@ def test_td3x_resume_finds_a_k_seeds_process_from_its_dir_or_a_seed_dir(k_seed_r
     with pytest.raises(resume.ResumeError, match=r"agent\.tau=0\.1"):
         resume.resume_overrides(saved, ["agent.tau=0.1"])
     assert resume.resume_overrides(saved, ["run.total_steps=900"])["run"]["total_steps"] == 900
+    with pytest.raises(resume.ResumeError, match=r"^run\.total_steps=abc: Value 'abc'"):  # the user's value, named
+        resume.resume_overrides(saved, ["run.total_steps=abc"])
+
+
+def test_td3x_resume_continues_a_run_started_with_resume_never(tmp_path: Path) -> None:
+    """``run.resume=never`` guards a launch against an existing dir; td3x-resume is asked to continue it."""
+    overrides = ["run.total_steps=300", "run.eval_every=300", "env.random_steps=200", "run.resume=never", *TINY]
+    td3x.train(td3x.compose(overrides), tmp_path)
+    with pytest.raises(resume.ResumeError, match=r"run\.resume=never"):  # td3x-train's guard holds
+        td3x.train(td3x.compose(overrides), tmp_path)
+    resume.main([str(tmp_path)])  # finished: says so and returns, where the same guard would exit 2
+    assert json.loads((tmp_path / "summary.json").read_text())["status"] == "complete"
 
 
 # ---------------------------------------------------------------------- td3x-resume, end to end
