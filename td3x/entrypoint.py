@@ -43,7 +43,7 @@ from td3x.config import (
 from td3x.envs import check_env, env_spec, make_env
 from td3x.episode_tape import ReplayMismatch
 from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE, truncate_after, write_json_atomic
-from td3x.overrides import group_options, override_problems
+from td3x.overrides import default_choices, group_options, override_problems
 from td3x.provenance import collect_provenance
 from td3x.resume import Plan, ResumeError, exclusive, plan
 from td3x.trainer import RunInterrupted, Trainer, TrainingError, seed_configs
@@ -301,12 +301,7 @@ MOST_USED_KEYS = (
 
 def help_text() -> str:
     """``td3x-train --help``: what it does, the groups and their options, the most used keys, examples."""
-    defaults = {
-        group: option
-        for entry in yaml.safe_load((CONF_DIR / "train.yaml").read_text())["defaults"]
-        if isinstance(entry, dict)
-        for group, option in entry.items()
-    }
+    defaults = default_choices()
     groups = "\n".join(
         textwrap.fill(
             ", ".join(options) + (f" (default: {defaults[group]})" if group in defaults else ""),

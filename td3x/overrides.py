@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+import yaml
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
@@ -26,6 +27,13 @@ def group_options(conf_dir: Path = CONF_DIR) -> dict[str, list[str]]:
         for group in sorted(conf_dir.iterdir())
         if group.is_dir()
     }
+
+
+def default_choices(conf_dir: Path = CONF_DIR) -> dict[str, str]:
+    """The option ``train.yaml``'s defaults list chooses in each group (env: pendulum, ...); groups it does not
+    choose from (experiment) are added with ``+``."""
+    entries = yaml.safe_load((conf_dir / "train.yaml").read_text())["defaults"]
+    return {group: option for entry in entries if isinstance(entry, dict) for group, option in entry.items()}
 
 
 def _values(override: Override) -> list[str]:
@@ -51,13 +59,15 @@ def override_problems(arguments: list[str]) -> list[str]:
         parsed = OverridesParser.create().parse_overrides(arguments)
     except HydraException:
         return []
-    groups, keys = group_options(), set(schema_keys())
+    groups, keys, chosen = group_options(), set(schema_keys()), default_choices()
     problems = []
     for override in parsed:
         key = override.key_or_group
         if override.is_hydra_override() or "/" in key or override.is_delete():
             continue  # Hydra's own settings and launcher choices: Hydra checks them
-        if key in groups:
+        if key in groups and key not in chosen and not override.is_add():
+            problems.append(f"{override.input_line} needs a +: +{override.input_line} ({key} has no default to change)")
+        elif key in groups:
             options = groups[key]
             problems += [_option_problem(key, value, options) for value in _values(override) if value not in options]
         elif key not in keys and not key.startswith(FREE_FORM):

@@ -62,6 +62,7 @@ def test_bare_default_is_the_pendulum_demo_and_env_options_carry_their_budget() 
         ("+seeed=1", "seeed is not a td3x key; did you mean seed?"),
         ("agent.polcy_delay=3", "agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?"),
         ("+logging.projekt=x", "logging.projekt is not a td3x key; did you mean logging.project?"),
+        ("experiment=table2", "experiment=table2 needs a +: +experiment=table2 (experiment has no default to change)"),
         (
             "env=hoper",
             "env=hoper is not an option of env: choose one of ant, halfcheetah, hopper, "
