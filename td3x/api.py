@@ -89,6 +89,9 @@ def load(path: str | Path, device: str = "cpu") -> Policy:
         path: a run dir, one seed's ``seed_<k>`` dir of a K-seeds run, or a ``checkpoint.pt`` file.
         device: ``cpu`` (default), ``cuda`` or ``auto``.
 
+    The process's torch threads are set to the run's ``run.num_threads``, as in training: the same
+    threads give the same actions bit for bit.
+
     Raises:
         td3x.evaluate.RunError: no run there, or a K-seeds process dir (the message names its seed dirs).
         td3x.checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.

@@ -46,11 +46,11 @@ class Job:
     total_steps: int = 0
     seed: int = 0
     num_seeds: int = 1  # run.num_seeds: the job trains this many seeds, each in its own dir below run_dir
+    num_threads: int = 1  # run.num_threads: the cores the job trains on
 
     @property
     def seeds(self) -> range:
         return range(self.seed, self.seed + self.num_seeds)
-    num_threads: int = 1  # run.num_threads: the cores the job trains on
 
 
 def _compose(overrides: list[str]) -> DictConfig:
