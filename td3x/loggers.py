@@ -20,6 +20,13 @@ log = logging.getLogger(__name__)
 EVAL_FILE, METRICS_FILE, SUMMARY_FILE, CONFIG_FILE = "eval.csv", "metrics.jsonl", "summary.json", "config.yaml"
 
 
+def run_configs(path: Path) -> list[Path]:
+    """The ``config.yaml`` of a run dir, or those of a K-seeds process dir's seeds in seed order; [] for neither."""
+    if (path / CONFIG_FILE).is_file():
+        return [path / CONFIG_FILE]
+    return sorted(path.glob(f"seed_[0-9]*/{CONFIG_FILE}"), key=lambda config: int(config.parent.name[len("seed_") :]))
+
+
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write then rename, so a reader (or a kill) never sees a half-written file."""
     tmp = path.with_name(f".{path.name}.tmp")

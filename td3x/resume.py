@@ -31,7 +31,7 @@ from omegaconf.errors import OmegaConfBaseException
 from td3x import checkpoint
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import ConfigError, ResumeMode, TrainConfig, from_saved, to_container
-from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE
+from td3x.loggers import CONFIG_FILE, EVAL_FILE, METRICS_FILE, run_configs
 
 # keys that never change what is learned or evaluated: they may differ between a run and its resumption
 NOT_HASHED = ("logging", "run.checkpoint_every", "run.log_every", "run.total_steps", "run.resume", "run.keep_buffer")
@@ -142,16 +142,13 @@ def stored_run(run_dir: Path) -> tuple[Path, dict[str, Any]]:
     Raises:
         ResumeError: no td3x run there.
     """
-    if (run_dir / CONFIG_FILE).is_file():
-        saved = yaml.safe_load((run_dir / CONFIG_FILE).read_text())
-        num_seeds = saved.get("run", {}).get("num_seeds", 1)
-        if num_seeds == 1 or run_dir.name != f"seed_{saved.get('seed')}":
-            return run_dir, saved
-        run_dir = run_dir.parent  # one seed of a K-seeds process: the process resumes as a whole
-    seed_configs = sorted(run_dir.glob(f"seed_*/{CONFIG_FILE}"), key=lambda path: int(path.parent.name[5:]))
-    if not seed_configs:
+    configs = run_configs(run_dir)
+    if not configs:
         raise ResumeError(f"{run_dir} holds no td3x run (no {CONFIG_FILE}, no seed_<k>/{CONFIG_FILE})")
-    return run_dir, yaml.safe_load(seed_configs[0].read_text())  # the first seed's config is the process's
+    saved = yaml.safe_load(configs[0].read_text())  # a K-seeds process's config is its first seed's
+    if saved.get("run", {}).get("num_seeds", 1) > 1 and run_dir.name == f"seed_{saved.get('seed')}":
+        return stored_run(run_dir.parent)  # one seed of a K-seeds process: the process resumes as a whole
+    return run_dir, saved
 
 
 def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from omegaconf import DictConfig, open_dict, read_write
 
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, seed_run_dirs, to_typed
+from td3x.loggers import run_configs
 from td3x.overrides import group_options
 
 
@@ -262,7 +263,7 @@ def path_states(path: Path) -> list[RunState]:
     """
     if (path / "multirun.yaml").is_file():
         return sweep_states(path)
-    configs = [path / "config.yaml"] if (path / "config.yaml").is_file() else sorted(path.glob("seed_*/config.yaml"))
+    configs = run_configs(path)
     if not configs:
         read_sweep(path)  # raises: neither a sweep dir nor a run dir
     now = time.time()
