@@ -18,7 +18,7 @@ from td3x.analysis import Settings, build_report, write_report
 from td3x.analysis import cli as report_cli
 from td3x.analysis.fidelity import authors_band
 from td3x.analysis.paper import authors_curves
-from td3x.analysis.tables import STEP0_MARK, STEP0_NOTE
+from td3x.analysis.tables import SHORT_NOTE, STEP0_MARK, STEP0_NOTE
 from td3x.cli import VERSION_LINE
 from td3x.config import TrainConfig
 from td3x.evaluate import build_parser as eval_parser
@@ -107,7 +107,7 @@ def test_step0_mark_on_short_runs_and_its_note_under_the_table(runs: Path, tmp_p
     assert STEP0_MARK in table2.loc["TD3", "Pendulum-v1"]  # 8 evaluations: the last 10 include step 0
     assert STEP0_MARK not in table2.loc["TD3", "Hopper-v5"]  # 12 evaluations
     section = written.markdown.split("## Table 2 layout")[1].split("\n## ")[0]
-    assert section.rstrip().endswith(STEP0_NOTE)
+    assert section.rstrip().endswith(f"{STEP0_NOTE}\n\n{SHORT_NOTE}")  # one note per mark the table uses
     assert "## Table 1" in written.markdown and STEP0_NOTE not in written.markdown.split("## Table 1")[1]
     assert r"$^\dagger$" in (tmp_path / "table2.tex").read_text()
     cells = pd.read_csv(tmp_path / "cells.csv").set_index(["row", "env"])
@@ -168,6 +168,15 @@ def test_fidelity_counts_points_within_the_authors_mean_plus_minus_2_std(
     assert report_cli.main([str(tmp_path / "runs"), "--out", str(out), "--reps", str(REPS), "--plotly", "cdn"]) == 0
     markdown = capsys.readouterr().out
     fidelity = pd.read_csv(out / "fidelity.csv")
+    # at the last shared step (50000, k = 10) our seeds lie at z = 1.99 and z = 3 of the authors' spread
+    ours_last, authors_last = mean[10] + np.array([1.99, 3.0]) * spread[10], theirs[:, 10]
+    assert fidelity.pop("ours_last_mean").item() == pytest.approx(ours_last.mean())
+    assert fidelity.pop("ours_last_min").item() == pytest.approx(ours_last[0])
+    assert fidelity.pop("ours_last_max").item() == pytest.approx(ours_last[1])
+    assert fidelity.pop("authors_last_mean").item() == pytest.approx(authors_last.mean())
+    assert fidelity.pop("authors_last_std").item() == pytest.approx(spread[10])
+    ours_text = f"{ours_last.mean():.2f} [{ours_last[0]:.2f}, {ours_last[1]:.2f}]"
+    authors_text = f"{authors_last.mean():.2f} ± {authors_last.std():.2f}"
     assert fidelity.to_dict("records") == [
         {
             "row": "TD3",
@@ -181,10 +190,13 @@ def test_fidelity_counts_points_within_the_authors_mean_plus_minus_2_std(
             "points": 22,
             "within mean ± 2 std": "9 of 22",
             "authors' own within": f"{100 * np.mean(np.abs(theirs - theirs.mean(0)) <= 2 * theirs.std(0)):.0f}%",
+            "ours at the last step: mean [min, max]": ours_text,
+            "authors' there: mean ± std": authors_text,
         }
     ]
     section = markdown.split("## Fidelity to the authors' TD3 curves")[1].split("\n## ")[0]
-    assert "| TD3 | Hopper-v5 | Hopper-v1 | 2 | 11 | 9 of 22 | 9" in section and "gym v1" in section
+    assert "| TD3 | Hopper-v5 | Hopper-v1 | 2 | 11 | 50000 | 9 of 22 | 9" in section and "gym v1" in section
+    assert f"| {ours_text} | {authors_text} |" in section
     page = (out / "plots" / "curves_Hopper-v5.html").read_text()
     assert "TD3: 9 of 22 evaluation points within the authors' mean \\u00b1 2 std" in page  # plotly's JSON
     assert "authors' TD3 (Hopper-v1, gym v1" in page

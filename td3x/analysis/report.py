@@ -178,17 +178,17 @@ def write_tables(frames: dict[str, pd.DataFrame], out: Path) -> list[Path]:
     """
     files = [tables.write_csv(frame, out / f"{name}.csv") for name, frame in frames.items()]
     files += [
-        tables.write_latex(frames[name], out / f"{name}.tex", f"{caption} {_step0_note(frames[name])}".strip())
+        tables.write_latex(frames[name], out / f"{name}.tex", " ".join([caption, *_mark_notes(frames[name])]))
         for name, caption in LATEX_CAPTIONS.items()
         if name in frames
     ]
     return files
 
 
-def _step0_note(frame: pd.DataFrame) -> str:
-    """What ``†`` means, for a table that has a cell marked with it (else nothing)."""
-    marked = frame.map(lambda text: tables.STEP0_MARK in str(text)).to_numpy().any()
-    return tables.STEP0_NOTE if marked else ""
+def _mark_notes(frame: pd.DataFrame) -> list[str]:
+    """What ``†`` and ``‡`` mean, each for a table that has a cell marked with it."""
+    cells = [str(text) for text in frame.to_numpy().ravel()]
+    return [note for mark, note in tables.MARK_NOTES.items() if any(mark in cell for cell in cells)]
 
 
 @dataclass
@@ -372,7 +372,7 @@ def render_markdown(
     parts = [_header(report)]
     for name, title, text in SECTIONS:
         frame = frames[f"return_at_{at_step}" if name == "return_at" else name]
-        section = [f"## {title.format(at_step=at_step)}", text, tables.markdown(frame), _step0_note(frame)]
+        section = [f"## {title.format(at_step=at_step)}", text, tables.markdown(frame), *_mark_notes(frame)]
         parts.append("\n\n".join(piece for piece in section if piece))
     parts += [_fidelity_section(report, frames), _aggregates_section(report, frames), _seed_section(frames)]
     parts.append(_not_averaged_section(frames))
@@ -399,15 +399,17 @@ def _fidelity_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
             "## Fidelity to the authors' TD3 curves\n\nNo TD3 row on an env with the authors' published curves "
             "(HalfCheetah, Hopper, Walker2d, Ant, Reacher, InvertedPendulum, InvertedDoublePendulum)."
         )
-    shown = frames["fidelity"].drop(columns=["first_step", "last_step", "within", "points"])
+    numbers = ["first_step", "within", "points", "ours_last_mean", "ours_last_min", "ours_last_max"]
+    shown = frames["fidelity"].drop(columns=[*numbers, "authors_last_mean", "authors_last_std"])
     return (
         "## Fidelity to the authors' TD3 curves\n\nThe authors' published TD3 curves (sfujim/TD3, "
         "`learning_curves/`) are 10 seeds on the gym v1 MuJoCo tasks (mujoco-py, other dynamics than Gymnasium v5), "
         "evaluated every 5000 env steps. Per env, how many of our TD3 evaluation points (every seed at every step) "
         "lie within their 10-seed mean ± 2 std (population std) at the same env step, bounds included; steps the "
-        "authors did not evaluate are not counted. For scale, the last column gives the share of the authors' own "
-        "points at those steps that lie in their band. The curve plots draw the band in black and give the count "
-        "under their title; `fidelity.csv` has the numbers."
+        "authors did not evaluate are not counted. For scale, *authors' own within* is the share of the authors' own "
+        "points at those steps that lie in their band. The last two columns compare the returns at the last step both "
+        "evaluated (`last_step`): our seeds' mean [min, max] beside the authors' 10-seed mean ± std. The curve plots "
+        "draw the band in black and give the count under their title; `fidelity.csv` has the numbers."
         f"\n\n{tables.markdown(shown)}"
     )
 

@@ -97,7 +97,16 @@ def find_runs(paths: Iterable[Path | str]) -> list[Run]:
                 dirnames.clear()  # a run dir holds no other runs
             else:
                 dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
-    return [load_run(path, config) for path, config in sorted(found.items())]
+    return [load_run(shown_path(path), config) for path, config in sorted(found.items())]
+
+
+def shown_path(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies below it (so that a report of committed runs, made
+    from the repository's root, reads the same in every clone), else as it is."""
+    try:
+        return path.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
 
 
 def load_run(path: Path, config: dict[str, Any]) -> Run:

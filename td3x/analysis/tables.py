@@ -19,7 +19,7 @@ from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
 from td3x.analysis.fidelity import SPREAD, Fidelity
 from td3x.analysis.metrics import Estimate
-from td3x.analysis.paper import paper_env, table1_score, table2_score
+from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
 from td3x.analysis.seeds import SeedStudy
 
 FLAG = " (!)"
@@ -28,9 +28,15 @@ STEP0_NOTE = (
     "† These runs have 10 or fewer evaluations, so their last-10 mean takes in the step-0 evaluation of the "
     "untrained policy (the paper's runs have 201 evaluations)."
 )
+SHORT_MARK = " ‡"
+SHORT_NOTE = (
+    "‡ These runs end before the paper's 1M env steps: the paper's number, taken after 1M steps, is beside them "
+    "for scale, with no difference."
+)
+MARK_NOTES = {STEP0_MARK: STEP0_NOTE, SHORT_MARK: SHORT_NOTE}
 EMPTY = "—"
 # pdflatex knows no Greek or ± in text mode: math-mode forms of the symbols the cells use
-LATEX_SYMBOLS = {"Δ": r"$\Delta$", "±": r"$\pm$", "—": "---", "†": r"$^\dagger$"}
+LATEX_SYMBOLS = {"Δ": r"$\Delta$", "±": r"$\pm$", "—": "---", "†": r"$^\dagger$", "‡": r"$^\ddagger$"}
 Stats = dict[tuple[str, str], CellStats]
 
 
@@ -62,7 +68,7 @@ def table2_text(stats: CellStats) -> str:
     """Table 2's cell: the last-10 mean with CI (``†`` when it takes in step 0), then the paper's number and our
     difference where it has one."""
     paper = table2_score(stats.cell.paper_row, stats.cell.env_id)
-    beside = "" if paper is None else f"; paper {number(paper)} (Δ {difference(stats.last10.value - paper)})"
+    beside = "" if paper is None else beside_paper(stats, number(paper), stats.last10.value - paper)
     return estimate_text(stats.last10) + (STEP0_MARK if stats.last10_has_step0 else "") + beside
 
 
@@ -75,7 +81,15 @@ def table1_text(stats: CellStats) -> str:
     if paper is None:
         return ours
     std = "" if paper[1] is None else f" ± {number(paper[1])}"
-    return f"{ours}; paper {number(paper[0])}{std} (Δ {difference(stats.peak.value - paper[0])})"
+    return ours + beside_paper(stats, f"{number(paper[0])}{std}", stats.peak.value - paper[0])
+
+
+def beside_paper(stats: CellStats, paper: str, ours_minus_paper: float) -> str:
+    """The paper's number after a cell's text, with our difference Δ when the cell's runs are as long as the
+    paper's; runs that end earlier get the number for scale, marked ``‡``, and no Δ."""
+    if len(stats.steps) == 0 or stats.steps[-1] < PAPER_STEPS:
+        return f"; paper {paper}{SHORT_MARK}"
+    return f"; paper {paper} (Δ {difference(ours_minus_paper)})"
 
 
 # ---------------------------------------------------------------------------------------------------- display tables
@@ -243,9 +257,32 @@ def fidelity_frame(counts: list[Fidelity]) -> pd.DataFrame:
             "points": [f.points for f in counts],
             f"within mean ± {SPREAD:g} std": [f.text for f in counts],
             "authors' own within": [f"{100 * f.authors_within:.0f}%" if f.points else EMPTY for f in counts],
+            "ours_last_mean": [_stat(f.ours_last, np.mean) for f in counts],
+            "ours_last_min": [_stat(f.ours_last, np.min) for f in counts],
+            "ours_last_max": [_stat(f.ours_last, np.max) for f in counts],
+            "authors_last_mean": [_stat(f.authors_last, np.mean) for f in counts],
+            "authors_last_std": [_stat(f.authors_last, np.std) for f in counts],
+            "ours at the last step: mean [min, max]": [_range_text(f.ours_last) for f in counts],
+            "authors' there: mean ± std": [_spread_text(f.authors_last) for f in counts],
         },
         index=pd.Index([f.row for f in counts], name="row"),
     )
+
+
+def _stat(values: np.ndarray, statistic: Callable[[np.ndarray], float]) -> float:
+    return float(statistic(values)) if len(values) else float("nan")
+
+
+def _range_text(values: np.ndarray) -> str:
+    """``mean [min, max]`` of a few runs' returns."""
+    if len(values) == 0:
+        return EMPTY
+    return f"{number(values.mean())} [{number(values.min())}, {number(values.max())}]"
+
+
+def _spread_text(values: np.ndarray) -> str:
+    """``mean ± std`` (population std, as the band) of the authors' returns."""
+    return f"{number(values.mean())} ± {number(values.std())}" if len(values) else EMPTY
 
 
 def welch_csv_frame(studies: list[SeedStudy]) -> pd.DataFrame:
