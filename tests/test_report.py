@@ -293,6 +293,19 @@ def test_run_dirs_of_the_authors_curves_give_the_papers_numbers(tmp_path: Path) 
     )
 
 
+def test_bias_table_gives_each_estimate_at_the_last_evaluation_and_over_the_run(written: Written) -> None:
+    q1, min_q = np.linspace(5, 50, N_EVALS), np.linspace(-5, 5, N_EVALS)  # seed k's Q1 bias is q1 + k
+    text = written.frames["bias"].loc["TD3", "Hopper-v5"]
+    assert text.startswith("Q1 +51.00 [")  # the mean over seeds 0-2 of 50 + k
+    assert text.endswith(
+        f"run mean {q1[1:].mean() + 1:+.2f}; min over critics +5.00 [5.00, 5.00], run mean {min_q[1:].mean():+.2f}"
+    )
+    cells = written.frames["cells"].set_index(["row", "env"])
+    assert cells.loc[("TD3", "Hopper-v5"), "bias_q1_last"] == pytest.approx(51.0)
+    assert cells.loc[("TD3", "Hopper-v5"), "bias_min_q_run_mean"] == pytest.approx(min_q[1:].mean())
+    assert "## Overestimation bias" in written.markdown
+
+
 def test_runs_csv_names_runs_below_the_working_directory_relative_to_it(
     sweep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -144,6 +144,7 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         "table1": tables.grid_frame(grid, stats, tables.table1_text),
         f"return_at_{at_step}": tables.grid_frame(grid, stats, lambda s: tables.estimate_text(s.at_step)),
         "auc": tables.grid_frame(grid, stats, lambda s: tables.estimate_text(s.auc)),
+        "bias": tables.grid_frame(grid, stats, tables.bias_text),
         "cells": tables.cells_csv_frame(grid, stats, at_step),
         "runs": tables.runs_csv_frame(grid),
         "not_averaged": tables.left_out_frame(grid),
@@ -352,6 +353,14 @@ SECTIONS = (
         "Area under the learning curve",
         "Per seed the area under its evaluation curve divided by the run's length in steps (the return averaged over "
         "training), then the mean over seeds: how fast a row learns, comparable between runs of one length.",
+    ),
+    (
+        "bias",
+        "Overestimation bias",
+        "The critics' estimation bias (paper §4.1, Figs. 1-2): the mean of Q(s, a) minus the discounted return that "
+        "followed, over the states of each evaluation's episodes (`eval.csv`'s `bias_q1` and `bias_min_q`). Per "
+        "estimate, the mean over seeds at the last evaluation [95% bootstrap CI], then the seed-mean curve averaged "
+        "over evaluations 1..end. Positive: the critic overestimates. The bias plots draw the whole curves.",
     ),
 )
 

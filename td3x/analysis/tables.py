@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from td3x.analysis.aggregates import Normaliser, RowAggregate
-from td3x.analysis.cell_stats import CellStats
+from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats
 from td3x.analysis.cells import Grid
 from td3x.analysis.fidelity import SPREAD, Fidelity
-from td3x.analysis.metrics import Estimate
+from td3x.analysis.metrics import Band, Estimate
 from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
 from td3x.analysis.seeds import SeedStudy
 
@@ -90,6 +90,28 @@ def beside_paper(stats: CellStats, paper: str, ours_minus_paper: float) -> str:
     if len(stats.steps) == 0 or stats.steps[-1] < PAPER_STEPS:
         return f"; paper {paper}{SHORT_MARK}"
     return f"; paper {paper} (Δ {difference(ours_minus_paper)})"
+
+
+def bias_text(stats: CellStats) -> str:
+    """The overestimation bias of each estimate the runs logged (Q1, and the min over critics with two or more):
+    the seed-mean at the last evaluation [95% CI], and the mean curve's average over evaluations 1..end."""
+    parts = [
+        f"{BIAS_COLUMNS[column]} {signed(band.mean[-1])} [{number(band.low[-1])}, {number(band.high[-1])}], "
+        f"run mean {signed(run_mean(band))}"
+        for column, band in stats.bias.items()
+    ]
+    return "; ".join(parts) or EMPTY
+
+
+def run_mean(band: Band) -> float:
+    """A bias curve's mean over evaluations 1..end (the untrained step 0 left out), NaN points skipped."""
+    after_start = band.mean[1:]
+    return float(np.nanmean(after_start)) if np.isfinite(after_start).any() else float("nan")
+
+
+def signed(value: float) -> str:
+    """A signed number at the tables' 2 decimals, or ``n/a``."""
+    return difference(value) if np.isfinite(value) else "n/a"
 
 
 # ---------------------------------------------------------------------------------------------------- display tables
@@ -206,6 +228,8 @@ def _cell_record(grid: Grid, stats: Stats, key: tuple[str, str], at_step: int) -
         "paper_table1_std": table1[1],
         **_estimate_columns(f"return_at_{at_step}", s.at_step),
         **_estimate_columns("auc", s.auc),
+        **{f"{column}_last": band.mean[-1] for column, band in s.bias.items()},
+        **{f"{column}_run_mean": run_mean(band) for column, band in s.bias.items()},
         "flagged": cell.flagged,
         "not_averaged": "; ".join(cell.notes()),
     }
