@@ -306,6 +306,34 @@ def test_bias_table_gives_each_estimate_at_the_last_evaluation_and_over_the_run(
     assert "## Overestimation bias" in written.markdown
 
 
+def test_compute_table_counts_processes_core_hours_and_steps_per_core_second(tmp_path: Path) -> None:
+    """Seeds 0-1 stacked in one process (1 thread, 1 h), seed 2 alone (2 threads, 30 min), 1000 steps each."""
+
+    def amend(run_dir: Path, wall_time_s: float, seeds: int, threads: int, commit: str) -> None:
+        config = yaml.safe_load((run_dir / "config.yaml").read_text())
+        config["run"] |= {"num_seeds": seeds, "num_threads": threads}
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+        summary = json.loads((run_dir / "summary.json").read_text()) | {"wall_time_s": wall_time_s}
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+        provenance = {"cpu": "Some CPU", "cpu_count": 2, "git_commit": commit, "git_dirty": seeds == 1}
+        (run_dir / "provenance.json").write_text(json.dumps(provenance))
+
+    for seed in (0, 1):
+        run_dir = write_run(tmp_path / f"stacked/seed_{seed}", "Hopper-v5", "TD3", seed, curve(1000, seed))
+        amend(run_dir, 3600.0 + seed, seeds=2, threads=1, commit="abcdef0123")
+    run_dir = write_run(tmp_path / "alone", "Hopper-v5", "TD3", 2, curve(1000, 2))
+    amend(run_dir, 1800.0, seeds=1, threads=2, commit="abcdef0123")
+    steps = EVAL_EVERY * (N_EVALS - 1)
+    written = write_report(build_report([tmp_path], Settings(reps=REPS)), tmp_path / "out", "none")
+    compute = written.frames["compute"].loc["TD3"]
+    assert compute["processes"] == 2 and compute["seeds per process"] == "1/2" and compute["threads"] == "1/2"
+    assert compute["wall time per process"] == "45m"  # the median of 1 h (the slower seed's clock) and 30 min
+    assert compute["core-hours"] == pytest.approx((3601 + 2 * 1800) / 3600, abs=0.01)
+    assert compute["env steps per core-second"] == pytest.approx(3 * steps / (3601 + 2 * 1800), abs=0.1)
+    assert compute["CPU"] == "Some CPU (2 cores)" and compute["code"] == "abcdef0, abcdef0+dirty"
+    assert "## Compute" in written.markdown and (tmp_path / "out" / "compute.csv").exists()
+
+
 def test_runs_csv_names_runs_below_the_working_directory_relative_to_it(
     sweep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,6 +30,7 @@ NON_RESULT_KEYS = frozenset(
         "run.log_every",
         "run.device",
         "run.num_threads",
+        "run.num_seeds",  # K seeds in one process learn by the same math as alone; only float rounding differs
         "run.resume",
         "run.keep_buffer",
         "run.compile",

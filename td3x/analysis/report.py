@@ -12,6 +12,7 @@ from td3x.analysis import plots, tables
 from td3x.analysis.aggregates import Normaliser, RowAggregate, aggregate_rows, make_normalisers, row_profiles
 from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats, cell_stats
 from td3x.analysis.cells import Grid, make_grid
+from td3x.analysis.compute import compute_frame
 from td3x.analysis.fidelity import Fidelity, authors_band, fidelity
 from td3x.analysis.metrics import Band, last10_scores
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, TD3_ROW, paper_env
@@ -157,6 +158,8 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         frames["seed_study_welch"] = tables.welch_csv_frame(report.studies)
     if report.fidelity:
         frames["fidelity"] = tables.fidelity_frame(report.fidelity)
+    if not (compute := compute_frame(grid)).empty:
+        frames["compute"] = compute
     return frames
 
 
@@ -384,6 +387,7 @@ def render_markdown(
         section = [f"## {title.format(at_step=at_step)}", text, tables.markdown(frame), *_mark_notes(frame)]
         parts.append("\n\n".join(piece for piece in section if piece))
     parts += [_fidelity_section(report, frames), _aggregates_section(report, frames), _seed_section(frames)]
+    parts.append(_compute_section(frames))
     parts.append(_not_averaged_section(frames))
     parts.append("## Files\n\n" + ", ".join(f"`{path}`" for path in files))
     parts += not_drawn or []
@@ -420,6 +424,18 @@ def _fidelity_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
         "evaluated (`last_step`): our seeds' mean [min, max] beside the authors' 10-seed mean ± std. The curve plots "
         "draw the band in black and give the count under their title; `fidelity.csv` has the numbers."
         f"\n\n{tables.markdown(shown)}"
+    )
+
+
+def _compute_section(frames: dict[str, pd.DataFrame]) -> str:
+    if "compute" not in frames:
+        return ""
+    return (
+        "## Compute\n\nWhat each cell's complete runs cost, from their `summary.json`, `config.yaml` and "
+        "`provenance.json`: the processes that trained them (in the K-seeds mode one process trains several seeds), "
+        "the median wall time of a process, core-hours (wall time × threads, summed over processes) and env steps "
+        "per core-second; the CPU and the code commit they ran on. Wall times depend on what else the machine ran."
+        f"\n\n{tables.markdown(frames['compute'])}"
     )
 
 

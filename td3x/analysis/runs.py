@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-CONFIG_FILE, EVAL_FILE, SUMMARY_FILE = "config.yaml", "eval.csv", "summary.json"
+CONFIG_FILE, EVAL_FILE, SUMMARY_FILE, PROVENANCE_FILE = "config.yaml", "eval.csv", "summary.json", "provenance.json"
 # these hold config.yaml files that are not a run's own: W&B's run files and Hydra's unresolved copy
 SKIPPED_DIRS = frozenset({"wandb", ".hydra"})
 
@@ -33,6 +33,7 @@ class Run:
         evals: the rows of ``eval.csv`` (empty when the file is missing).
         summary: ``summary.json``, or None when missing.
         problem: why the run cannot enter a table cell; None for a complete run.
+        provenance: ``provenance.json`` (code commit, versions, CPU, command), or None when missing.
     """
 
     path: Path
@@ -40,6 +41,7 @@ class Run:
     evals: pd.DataFrame
     summary: dict[str, Any] | None
     problem: str | None
+    provenance: dict[str, Any] | None = None
 
     @property
     def env_id(self) -> str:
@@ -119,9 +121,10 @@ def load_run(path: Path, config: dict[str, Any]) -> Run:
     try:
         evals = _read_evals(path / EVAL_FILE)
         summary = _read_json(path / SUMMARY_FILE)
+        provenance = _read_json(path / PROVENANCE_FILE)
     except (ValueError, OSError) as error:  # a half-written or corrupt file: report it, never crash the report
         return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, f"unreadable files: {error}")
-    return Run(path, config, evals, summary, run_problem(config, evals, summary))
+    return Run(path, config, evals, summary, run_problem(config, evals, summary), provenance)
 
 
 def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, Any] | None) -> str | None:
