@@ -168,15 +168,20 @@ def test_fidelity_counts_points_within_the_authors_mean_plus_minus_2_std(
     assert report_cli.main([str(tmp_path / "runs"), "--out", str(out), "--reps", str(REPS), "--plotly", "cdn"]) == 0
     markdown = capsys.readouterr().out
     fidelity = pd.read_csv(out / "fidelity.csv")
-    # at the last shared step (50000, k = 10) our seeds lie at z = 1.99 and z = 3 of the authors' spread
-    ours_last, authors_last = mean[10] + np.array([1.99, 3.0]) * spread[10], theirs[:, 10]
-    assert fidelity.pop("ours_last_mean").item() == pytest.approx(ours_last.mean())
-    assert fidelity.pop("ours_last_min").item() == pytest.approx(ours_last[0])
-    assert fidelity.pop("ours_last_max").item() == pytest.approx(ours_last[1])
-    assert fidelity.pop("authors_last_mean").item() == pytest.approx(authors_last.mean())
-    assert fidelity.pop("authors_last_std").item() == pytest.approx(spread[10])
-    ours_text = f"{ours_last.mean():.2f} [{ours_last[0]:.2f}, {ours_last[1]:.2f}]"
-    authors_text = f"{authors_last.mean():.2f} ± {authors_last.std():.2f}"
+    # at the first shared step (0) both seeds lie on the authors' mean; at the last (50000, k = 10) at z = 1.99 and 3
+    ends = {
+        "first": (np.full(2, mean[0]), theirs[:, 0]),
+        "last": (mean[10] + np.array([1.99, 3.0]) * spread[10], theirs[:, 10]),
+    }
+    texts = {}
+    for end, (ours, authors) in ends.items():
+        assert fidelity.pop(f"ours_{end}_mean").item() == pytest.approx(ours.mean())
+        assert fidelity.pop(f"ours_{end}_min").item() == pytest.approx(ours.min())
+        assert fidelity.pop(f"ours_{end}_max").item() == pytest.approx(ours.max())
+        assert fidelity.pop(f"authors_{end}_mean").item() == pytest.approx(authors.mean())
+        assert fidelity.pop(f"authors_{end}_std").item() == pytest.approx(authors.std())
+        texts[f"ours at {end}_step: mean [min, max]"] = f"{ours.mean():.2f} [{ours.min():.2f}, {ours.max():.2f}]"
+        texts[f"authors' at {end}_step: mean ± std"] = f"{authors.mean():.2f} ± {authors.std():.2f}"
     assert fidelity.to_dict("records") == [
         {
             "row": "TD3",
@@ -190,13 +195,12 @@ def test_fidelity_counts_points_within_the_authors_mean_plus_minus_2_std(
             "points": 22,
             "within mean ± 2 std": "9 of 22",
             "authors' own within": f"{100 * np.mean(np.abs(theirs - theirs.mean(0)) <= 2 * theirs.std(0)):.0f}%",
-            "ours at the last step: mean [min, max]": ours_text,
-            "authors' there: mean ± std": authors_text,
+            **texts,
         }
     ]
     section = markdown.split("## Fidelity to the authors' TD3 curves")[1].split("\n## ")[0]
     assert "| TD3 | Hopper-v5 | Hopper-v1 | 2 | 11 | 50000 | 9 of 22 | 9" in section and "gym v1" in section
-    assert f"| {ours_text} | {authors_text} |" in section
+    assert "| TD3 | Hopper-v5 | 0 | {} | {} | 50000 | {} | {} |".format(*texts.values()) in section
     page = (out / "plots" / "curves_Hopper-v5.html").read_text()
     assert "TD3: 9 of 22 evaluation points within the authors' mean \\u00b1 2 std" in page  # plotly's JSON
     assert "authors' TD3 (Hopper-v1, gym v1" in page

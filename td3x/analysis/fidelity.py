@@ -34,8 +34,8 @@ class Fidelity:
         within: how many (seed, step) points lie within the band, bounds included.
         authors_within: the fraction of the authors' own points at ``steps`` within their band (for scale: about
             0.92 to 0.98 over all their steps, by env).
-        ours_last: our runs' returns at the last of ``steps``, one per seed (empty without shared steps).
-        authors_last: the authors' ten returns at that step.
+        ours: our runs' returns at ``steps``, shape (seeds, len(steps)).
+        authors: the authors' ten runs' returns at ``steps``, shape (10, len(steps)).
     """
 
     row: str
@@ -45,8 +45,8 @@ class Fidelity:
     steps: np.ndarray
     within: int
     authors_within: float
-    ours_last: np.ndarray
-    authors_last: np.ndarray
+    ours: np.ndarray
+    authors: np.ndarray
 
     @property
     def points(self) -> int:
@@ -92,7 +92,7 @@ def fidelity(stats: CellStats) -> Fidelity | None:
     steps, ours, theirs = np.intersect1d(stats.steps, band.x, return_indices=True)
     within = int(_inside(stats.curves[:, ours], band, theirs).sum())
     authors_within = float(_inside(curves[:, theirs], band, theirs).mean()) if len(steps) else float("nan")
-    last = slice(-1, None) if len(steps) else slice(0)
-    ours_last, authors_last = stats.curves[:, ours[last]].ravel(), curves[:, theirs[last]].ravel()
     cell, seeds = stats.cell, len(stats.curves)
-    return Fidelity(cell.row, cell.env_id, column, seeds, steps, within, authors_within, ours_last, authors_last)
+    return Fidelity(
+        cell.row, cell.env_id, column, seeds, steps, within, authors_within, stats.curves[:, ours], curves[:, theirs]
+    )

@@ -281,16 +281,28 @@ def fidelity_frame(counts: list[Fidelity]) -> pd.DataFrame:
             "points": [f.points for f in counts],
             f"within mean ± {SPREAD:g} std": [f.text for f in counts],
             "authors' own within": [f"{100 * f.authors_within:.0f}%" if f.points else EMPTY for f in counts],
-            "ours_last_mean": [_stat(f.ours_last, np.mean) for f in counts],
-            "ours_last_min": [_stat(f.ours_last, np.min) for f in counts],
-            "ours_last_max": [_stat(f.ours_last, np.max) for f in counts],
-            "authors_last_mean": [_stat(f.authors_last, np.mean) for f in counts],
-            "authors_last_std": [_stat(f.authors_last, np.std) for f in counts],
-            "ours at the last step: mean [min, max]": [_range_text(f.ours_last) for f in counts],
-            "authors' there: mean ± std": [_spread_text(f.authors_last) for f in counts],
+            **{name: values for end in ("first", "last") for name, values in _ends_columns(counts, end).items()},
         },
         index=pd.Index([f.row for f in counts], name="row"),
     )
+
+
+FIDELITY_ENDS = {"first": 0, "last": -1}  # the untrained policy (step 0) and the end of the shorter curves
+
+
+def _ends_columns(counts: list[Fidelity], end: str) -> dict[str, list[object]]:
+    """Ours and the authors' returns at the first or the last step both evaluated: numbers and texts."""
+    ours = [f.ours[:, FIDELITY_ENDS[end]] if len(f.steps) else np.empty(0) for f in counts]
+    authors = [f.authors[:, FIDELITY_ENDS[end]] if len(f.steps) else np.empty(0) for f in counts]
+    return {
+        f"ours_{end}_mean": [_stat(values, np.mean) for values in ours],
+        f"ours_{end}_min": [_stat(values, np.min) for values in ours],
+        f"ours_{end}_max": [_stat(values, np.max) for values in ours],
+        f"authors_{end}_mean": [_stat(values, np.mean) for values in authors],
+        f"authors_{end}_std": [_stat(values, np.std) for values in authors],
+        f"ours at {end}_step: mean [min, max]": [_range_text(values) for values in ours],
+        f"authors' at {end}_step: mean ± std": [_spread_text(values) for values in authors],
+    }
 
 
 def _stat(values: np.ndarray, statistic: Callable[[np.ndarray], float]) -> float:
