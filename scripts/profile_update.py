@@ -13,14 +13,18 @@ not in the timed medians). Profile before optimising.
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
 import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 from bench_sps import WARMUP, start_trainer, td3x_config
+from torch import Tensor
 from torch.autograd.profiler_util import FunctionEvent
 from torch.profiler import ProfilerActivity, profile
 
@@ -42,21 +46,51 @@ def block_ms(function: Callable[[], object], calls: int) -> float:
     return 1e3 * (time.perf_counter() - started)
 
 
+Matmul = tuple[Callable[[Tensor, Tensor], Tensor], Tensor, Tensor]
+
+
+def operands(name: str, shapes: list[list[int]]) -> Matmul:
+    """A recorded matmul as a plain call of the same shapes on random contiguous operands ((n, k) @ (k, m),
+    batched for bmm and baddbmm)."""
+    first, second = (shapes[0], shapes[1]) if name in ("aten::mm", "aten::bmm") else (shapes[1], shapes[2])
+    a, b = torch.randn(first), torch.randn(second)
+    return (torch.bmm if a.dim() == 3 else torch.mm, a, b)
+
+
+def gflop(matmul: Matmul) -> float:
+    _, a, b = matmul
+    return 2.0 * a.numel() * b.shape[-1] / 1e9
+
+
 def matmul_replay(events: list[tuple[str, list[list[int]]]]) -> tuple[Callable[[], None], float]:
-    """A function that runs the recorded matmuls once each, as plain calls of the same shapes on random
-    contiguous operands ((n, k) @ (k, m), batched for bmm and baddbmm), and their GFLOP in all."""
-    calls, flops = [], 0.0
-    for name, shapes in events:
-        first, second = (shapes[0], shapes[1]) if name in ("aten::mm", "aten::bmm") else (shapes[1], shapes[2])
-        a, b = torch.randn(first), torch.randn(second)
-        calls.append((torch.bmm if a.dim() == 3 else torch.mm, a, b))
-        flops += 2.0 * a.numel() * b.shape[-1]
+    """A function that runs the recorded matmuls once each, and their GFLOP in all."""
+    calls = [operands(name, shapes) for name, shapes in events]
 
     def replay() -> None:
         for multiply, a, b in calls:
             multiply(a, b)
 
-    return replay, flops / 1e9
+    return replay, sum(map(gflop, calls))
+
+
+def shape_table(events: list[tuple[str, list[list[int]]]], updates: int) -> list[str]:
+    """Per distinct matmul shape: calls per update, ms per call (best of 5 blocks) and GFLOP/s, ms per update."""
+    counts = Counter((name, str(shapes)) for name, shapes in events)
+    lines = [f"{'matmul (a @ b)':44s} {'per update':>10s} {'ms':>7s} {'GFLOP/s':>8s} {'ms/update':>9s}"]
+    for (name, key), count in sorted(counts.items(), key=lambda item: -item[1] * len(item[0][1])):
+        matmul = operands(name, ast.literal_eval(key))
+        ms = min(block_ms(functools.partial(*matmul), 10) / 10 for _ in range(5))
+        shapes, per_update = f"{tuple(matmul[1].shape)} @ {tuple(matmul[2].shape)}", count / updates
+        rate = gflop(matmul) / ms * 1e3
+        lines.append(f"{shapes:44s} {per_update:10.1f} {ms:7.3f} {rate:8.1f} {ms * per_update:9.2f}")
+    return lines
+
+
+def attainable_gflops(size: int = 2048) -> float:
+    """One large square matmul's rate on the current threads (best of 3): about what the CPU's BLAS can reach."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    seconds = min(block_ms(lambda: torch.mm(a, b), 1) for _ in range(3)) / 1e3
+    return 2.0 * size**3 / seconds / 1e9
 
 
 def paired_ms(update: Callable[[], None], replay: Callable[[], None], blocks: int) -> tuple[float, float, float]:
@@ -117,6 +151,13 @@ def main() -> None:
         f"the rest: {top_level_ops / args.updates:.0f} aten ops per update (not counting those they call), their "
         "dispatch, autograd, the optimisers' bookkeeping and the element-wise passes"
     )
+    peak = attainable_gflops()
+    print(
+        f"the floor: one large matmul (2048^3) runs at {peak:.0f} GFLOP/s on {args.threads} thread(s); at that rate "
+        f"the update's {gflop:.3f} GFLOP take {gflop / peak * 1e3:.2f} ms ({gflop / peak * 1e3 / args.seeds:.2f} ms "
+        "per seed)"
+    )
+    print("\nthe matmuls by shape, each alone:\n" + "\n".join(shape_table(matmuls, SHAPE_UPDATES)))
     print(f"\nprofile, per update (the profiler's own overhead included):\n{'op':58s} {'calls':>6s} {'self ms':>8s}")
     ops = sorted(profiler.key_averages(), key=lambda e: -e.self_cpu_time_total)
     for op in ops[: args.top]:

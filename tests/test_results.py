@@ -1,0 +1,79 @@
+"""docs/results: td3x's own reference runs, the report made from them, and the results page that quotes it.
+
+No number there is typed by hand: ``td3x-report docs/results/runs --out docs/results/report --plotly none`` made
+the report from the committed run files, this test makes it again and compares every table byte for byte, and
+every table on the results page must be a table of that report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from td3x.analysis.cli import main as report_main
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
+REPORT_COMMAND = ["docs/results/runs", "--out", "docs/results/report", "--plotly", "none"]  # run from the root
+RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
+SEEDS = [0, 1, 2]
+STEPS = 100_000
+# (logging.group, env, Table 2 row) -> what the experiment of that name trains (conf/experiment/)
+EXPERIMENTS = {
+    **{("reference_td3", env, "TD3"): "td3_paper" for env in ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5")},
+    **{("reference_bias", env, "AHE"): "td3_paper" for env in ("Hopper-v5", "Walker2d-v5")},
+    ("reference_td3_2018", "HalfCheetah-v5", "TD3"): "td3_2018",
+}
+
+
+def committed_runs() -> dict[Path, dict[str, object]]:
+    """Every run dir under docs/results/runs, with its config."""
+    return {path.parent: yaml.safe_load(path.read_text()) for path in sorted(RUNS.rglob("config.yaml"))}
+
+
+def test_every_reference_experiment_is_committed_complete_with_its_files_only() -> None:
+    runs = committed_runs()
+    found: dict[tuple[str, str, str], list[int]] = {}
+    for path, config in runs.items():
+        assert {file.name for file in path.iterdir()} == RUN_FILES, path  # no checkpoint, no wandb dir
+        summary = json.loads((path / "summary.json").read_text())
+        assert (summary["status"], summary["steps"]) == ("complete", STEPS), path
+        assert pd.read_csv(path / "eval.csv")["step"].iloc[-1] == STEPS
+        key = (config["logging"]["group"], config["env"]["id"], config["paper_row"])  # type: ignore[index]
+        assert config["choices"]["agent"] == EXPERIMENTS[key], path  # type: ignore[index]
+        assert config["choices"]["experiment"] == key[0]  # type: ignore[index]
+        found.setdefault(key, []).append(int(config["seed"]))  # type: ignore[call-overload]
+    assert {key: sorted(seeds) for key, seeds in found.items()} == dict.fromkeys(EXPERIMENTS, SEEDS)
+
+
+@pytest.mark.slow
+def test_the_committed_report_is_what_td3x_report_makes_of_the_committed_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "report"
+    assert report_main([*REPORT_COMMAND[:1], "--out", str(out), *REPORT_COMMAND[3:]]) == 0
+    committed = sorted(path.relative_to(REPORT) for path in REPORT.rglob("*") if path.is_file())
+    regenerated = sorted(path.relative_to(out) for path in out.rglob("*") if path.is_file())
+    assert committed == regenerated
+    tables = [path for path in committed if path.suffix in {".csv", ".tex", ".md"}]
+    assert {path.name for path in tables} >= {"table2.csv", "fidelity.csv", "bias.csv", "compute.csv", "report.md"}
+    for path in tables:
+        assert (out / path).read_bytes() == (REPORT / path).read_bytes(), f"{path} differs: regenerate the report"
+
+
+def test_the_results_page_quotes_the_report_s_tables_and_plots() -> None:
+    page, report = PAGE.read_text(), (REPORT / "report.md").read_text()
+    table_lines = [line for line in page.splitlines() if line.startswith("|")]
+    assert len(table_lines) > 10
+    missing = [line for line in table_lines if line not in report.splitlines()]
+    assert missing == [], "every table row on the results page is a row of report.md"
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", page)
+    assert images and all((RESULTS / image).is_file() for image in images)
+    assert " ".join(REPORT_COMMAND) in page
