@@ -74,8 +74,8 @@ def provenance_text(runs: tuple[Run, ...]) -> tuple[str, str]:
 def compute_frame(grid: Grid) -> pd.DataFrame:
     """One line per cell with complete runs: what its runs cost and where they ran."""
     records = []
-    for cell in grid.cells.values():
-        if not cell.runs:
+    for cell in (grid.cell(row, env_id) for row in grid.rows for env_id in grid.envs):  # the tables' order
+        if cell is None or not cell.runs:
             continue
         procs = processes(cell)
         core_seconds = sum(p.wall_time_s * p.threads for p in procs)
