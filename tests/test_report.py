@@ -306,6 +306,18 @@ def test_bias_table_gives_each_estimate_at_the_last_evaluation_and_over_the_run(
     assert "## Overestimation bias" in written.markdown
 
 
+def test_one_critic_rows_show_q1_alone_since_their_min_over_critics_is_q1(tmp_path: Path) -> None:
+    for seed in (0, 1):
+        bias = {"bias_q1": np.linspace(0, 90, N_EVALS), "bias_min_q": np.linspace(0, 90, N_EVALS)}
+        write_run(
+            tmp_path / f"ahe/{seed}", "Hopper-v5", "AHE", seed, curve(500, seed), extra=bias, agent={"n_critics": 1}
+        )
+    report = build_report([tmp_path], Settings(reps=REPS))
+    assert list(report.stats[("AHE", "Hopper-v5")].bias) == ["bias_q1"]
+    text = write_report(report, tmp_path / "out", "none").frames["bias"].loc["AHE", "Hopper-v5"]
+    assert text.startswith("Q1 +90.00 [90.00, 90.00], run mean ") and "min over critics" not in text
+
+
 def test_compute_table_counts_processes_core_hours_and_steps_per_core_second(tmp_path: Path) -> None:
     """Seeds 0-1 stacked in one process (1 thread, 1 h), seed 2 alone (2 threads, 30 min), 1000 steps each."""
 

@@ -86,6 +86,13 @@ def column_matrix(runs: tuple[Run, ...], steps: np.ndarray, column: str) -> np.n
     return np.array(rows)
 
 
+def bias_columns(cell: Cell) -> list[str]:
+    """The bias columns worth showing for a cell: the min over critics only with two or more critics (with one,
+    it is Q1 again)."""
+    n_critics = int(cell.runs[0].config.get("agent", {}).get("n_critics", 2))
+    return [column for column in BIAS_COLUMNS if column != "bias_min_q" or n_critics > 1]
+
+
 def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | None:
     """A cell's numbers from its complete runs, or None when it has none (or they share no evaluation step).
 
@@ -110,7 +117,9 @@ def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | No
     )
     last10, at_step_estimate, auc = mean_estimates(per_seed, reps, seed)
     bias = {
-        column: matrix for column in BIAS_COLUMNS if (matrix := column_matrix(cell.runs, steps, column)) is not None
+        column: matrix
+        for column in bias_columns(cell)
+        if (matrix := column_matrix(cell.runs, steps, column)) is not None
     }
     band, *bias_bands = curve_bands(np.stack([curves, *bias.values()], axis=1), steps, reps, seed)
     peak = max_average_return(curves, steps) if len(steps) > 1 else None
