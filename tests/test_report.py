@@ -281,6 +281,33 @@ def test_configs_differing_within_an_env_become_separate_rows(tmp_path: Path) ->
     assert all(len(cell.runs) == 1 for cell in report.grid.cells.values())
 
 
+def test_a_row_variant_is_named_by_the_group_option_that_sets_its_keys(tmp_path: Path) -> None:
+    schedule_2018 = {"update_schedule": "episode_end", "update_start": 0, "delay_per_burst": True}
+    for seed in (0, 1):
+        for agent, values in (("td3_paper", {}), ("td3_2018", schedule_2018)):
+            path = write_run(tmp_path / f"{agent}/{seed}", "HalfCheetah-v5", "TD3", seed, curve(100, 0), agent=values)
+            config = yaml.safe_load((path / "config.yaml").read_text())
+            config["choices"]["agent"] = agent
+            (path / "config.yaml").write_text(yaml.safe_dump(config))
+        write_run(tmp_path / f"ahe/{seed}", "Hopper-v5", "AHE", seed, curve(100, 0))
+    for seed in (0, 1):  # Hopper's TD3 runs make td3_paper the TD3 row on the most envs
+        path = write_run(tmp_path / f"hopper/{seed}", "Hopper-v5", "TD3", seed, curve(100, 0))
+        config = yaml.safe_load((path / "config.yaml").read_text())
+        config["choices"]["agent"] = "td3_paper"
+        (path / "config.yaml").write_text(yaml.safe_dump(config))
+    grid = build_report([tmp_path], Settings(reps=REPS)).grid
+    assert grid.rows == ["TD3 [agent=td3_2018]", "TD3 [agent=td3_paper]", "AHE"]
+    assert grid.reference_row("AHE") == "TD3 [agent=td3_paper]"
+    # options that do not account for the keys: the keys name the rows
+    (tmp_path / "td3_paper/0/config.yaml").write_text(
+        (tmp_path / "td3_paper/0/config.yaml").read_text().replace("tau: 0.005", "tau: 0.01")
+    )
+    rows = build_report([tmp_path], Settings(reps=REPS)).grid.rows
+    assert (
+        "TD3 [agent.delay_per_burst=None, agent.tau=0.01, agent.update_schedule=None, agent.update_start=None]" in rows
+    )
+
+
 def test_run_dirs_of_the_authors_curves_give_the_papers_numbers(tmp_path: Path) -> None:
     curves = authors_curves("Hopper-v5")
     assert curves is not None

@@ -95,11 +95,14 @@ class Grid:
 
     def reference_row(self, row: str) -> str | None:
         """The TD3 row a row is compared with: the TD3 row of the same variant (``TD3 [agent.tau=0.01]`` for
-        ``TD3 - CDQ [agent.tau=0.01]``), else the first TD3 row when the row's variant has none; None without one.
+        ``TD3 - CDQ [agent.tau=0.01]``), else the TD3 row on the most envs (the first of those) when the row's
+        variant has none; None without one.
         """
         td3_rows = [label for label in self.rows if self.paper_row(label) == TD3_ROW]
         same_variant = TD3_ROW + row.removeprefix(self.paper_row(row))
-        return same_variant if same_variant in td3_rows else next(iter(td3_rows), None)
+        if same_variant in td3_rows or not td3_rows:
+            return same_variant if td3_rows else None
+        return max(td3_rows, key=lambda label: sum(cell_row == label for cell_row, _ in self.cells))
 
 
 def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -128,24 +131,71 @@ def result_keys(run: Run) -> dict[str, str]:
 
 
 def row_labels(runs: list[Run]) -> list[str]:
-    """Each run's row label: its ``paper_row``, plus the keys on which runs of that ``paper_row`` *on one env*
-    differ. Keys that differ only between envs (e.g. each env's ``env.random_steps``) do not split a row.
+    """Each run's row label: its ``paper_row``, plus what sets runs of that ``paper_row`` *on one env* apart.
+
+    That is the group options (``agent``, ``noise``) that differ, when they account for every differing key
+    (``TD3 [agent=td3_2018]``), else the differing keys themselves (``TD3 [agent.tau=0.01]``). Keys that differ
+    only between envs (e.g. each env's ``env.random_steps``) do not split a row.
     """
-    keys = [result_keys(run) for run in runs]
-    groups: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
-    for run, run_keys in zip(runs, keys, strict=True):
-        groups[(run.paper_row, run.env_id)].append(run_keys)
-    differing: dict[str, set[str]] = defaultdict(set)
-    for (paper_row, _), group in groups.items():
-        all_keys = set().union(*group)
-        differing[paper_row] |= {key for key in all_keys if len({keys.get(key) for keys in group}) > 1}
-    return [_label(run.paper_row, run_keys, differing[run.paper_row]) for run, run_keys in zip(runs, keys, strict=True)]
+    keys, choices = [result_keys(run) for run in runs], [label_choices(run) for run in runs]
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, run in enumerate(runs):
+        groups[(run.paper_row, run.env_id)].append(i)
+    differing_keys: dict[str, set[str]] = defaultdict(set)
+    differing_choices: dict[str, set[str]] = defaultdict(set)
+    for (paper_row, _), members in groups.items():
+        differing_keys[paper_row] |= differing([keys[i] for i in members])
+        differing_choices[paper_row] |= differing([choices[i] for i in members])
+    by_choice = {
+        paper_row: bool(differing_choices[paper_row])
+        and all(
+            determines([choices[i] for i in members], [keys[i] for i in members], differing_keys[paper_row])
+            for (row, _), members in groups.items()
+            if row == paper_row
+        )
+        for paper_row in differing_keys
+    }
+    return [
+        _label(
+            run.paper_row,
+            *(
+                (choices[i], differing_choices[run.paper_row])
+                if by_choice[run.paper_row]
+                else (keys[i], differing_keys[run.paper_row])
+            ),
+        )
+        for i, run in enumerate(runs)
+    ]
 
 
-def _label(paper_row: str, keys: dict[str, str], differing: set[str]) -> str:
-    if not differing:
+LABEL_GROUPS = ("agent", "noise")  # group options that set result keys: the readable name of a row variant
+
+
+def label_choices(run: Run) -> dict[str, str]:
+    """The run's options of the groups in ``LABEL_GROUPS``, e.g. ``{"agent": "td3_2018"}``."""
+    choices = run.config.get("choices") or {}
+    return {group: str(choices[group]) for group in LABEL_GROUPS if group in choices}
+
+
+def differing(dicts: list[dict[str, str]]) -> set[str]:
+    """The keys whose values are not the same in every dict (a key some lack counts as differing)."""
+    return {key for key in set().union(*dicts) if len({values.get(key) for values in dicts}) > 1}
+
+
+def determines(choices: list[dict[str, str]], keys: list[dict[str, str]], differing_keys: set[str]) -> bool:
+    """Whether runs with the same group options always have the same values of ``differing_keys``."""
+    seen: dict[tuple[tuple[str, str], ...], tuple[str | None, ...]] = {}
+    for run_choices, run_keys in zip(choices, keys, strict=True):
+        values = tuple(run_keys.get(key) for key in sorted(differing_keys))
+        if seen.setdefault(tuple(sorted(run_choices.items())), values) != values:
+            return False
+    return True
+
+
+def _label(paper_row: str, values: dict[str, str], shown: set[str]) -> str:
+    if not shown:
         return paper_row
-    return f"{paper_row} [{', '.join(f'{key}={keys.get(key)}' for key in sorted(differing))}]"
+    return f"{paper_row} [{', '.join(f'{key}={values.get(key)}' for key in sorted(shown))}]"
 
 
 def make_grid(runs: list[Run]) -> Grid:
