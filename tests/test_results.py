@@ -77,3 +77,13 @@ def test_the_results_page_quotes_the_report_s_tables_and_plots() -> None:
     images = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", page)
     assert images and all((RESULTS / image).is_file() for image in images)
     assert " ".join(REPORT_COMMAND) in page
+
+
+def test_the_numbers_in_the_results_page_s_text_are_the_report_s() -> None:
+    """Each figure written into the page's sentences (a return, a bias, a count "k of n") is in report.md."""
+    page, report = PAGE.read_text().replace("−", "-"), (REPORT / "report.md").read_text()
+    prose = "\n".join(line for line in page.splitlines() if not line.startswith("|"))
+    quoted = re.findall(r"[+-]?\d+\.\d\d\b|\b\d+ of \d+\b", prose)
+    assert len(quoted) > 10
+    assert [number for number in quoted if number.lstrip("+") not in report] == []
+
