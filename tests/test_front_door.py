@@ -228,7 +228,8 @@ def test_td3x_resume_of_a_sigkilled_sweep_job_equals_the_job_uninterrupted(tmp_p
     while not (killed_job / "checkpoint.pt").exists():
         assert process.poll() is None and time.monotonic() < deadline, "the job ended before its first checkpoint"
         time.sleep(0.05)
-    time.sleep(0.7)
+    # halfway through the rest (steps 300 to 1800), as long as the uninterrupted job took for it: never after the end
+    time.sleep(0.5 * json.loads((job / "summary.json").read_text())["wall_time_s"] * (1800 - 300) / 1800)
     process.kill()
     process.wait()
     assert json.loads((killed_job / "summary.json").read_text())["status"] == "running"

@@ -64,6 +64,13 @@ def wait_for_checkpoint(process: subprocess.Popen[bytes], run_dir: Path, extra_s
     time.sleep(extra_seconds)
 
 
+def random_moment(attempt: int, uninterrupted: Path) -> float:
+    """Seconds after the first checkpoint (step 300 of 2400) to kill at: a random share, up to 80%, of the time the
+    uninterrupted run took for the rest. A fixed range of seconds could outlast the whole run on a fast machine."""
+    wall_time_s = float(json.loads((uninterrupted / "summary.json").read_text())["wall_time_s"])
+    return random.Random(attempt).uniform(0.0, 0.8) * wall_time_s * (2400 - 300) / 2400
+
+
 @pytest.mark.parametrize("attempt", range(int(os.environ.get("TD3X_KILL_ATTEMPTS", "3"))))
 def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     attempt: int, uninterrupted: Path, tmp_path: Path
@@ -72,7 +79,7 @@ def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     process = subprocess.Popen(
         command(run_dir), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    wait_for_checkpoint(process, run_dir, random.Random(attempt).uniform(0.0, 4.0))
+    wait_for_checkpoint(process, run_dir, random_moment(attempt, uninterrupted))
     process.kill()
     process.wait()
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "running"  # killed, not finished
