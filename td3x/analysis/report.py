@@ -406,11 +406,6 @@ def _header(report: Report) -> str:
     )
 
 
-FIDELITY_TEXTS = {
-    end: [f"ours at {end}_step: mean [min, max]", f"authors' at {end}_step: mean ± std"] for end in ("first", "last")
-}
-
-
 def _fidelity_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
     if "fidelity" not in frames:
         return (
@@ -419,7 +414,8 @@ def _fidelity_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
         )
     frame = frames["fidelity"]
     counts = frame[["env", "authors_env", "seeds", "steps", "last_step", "within mean ± 2 std", "authors' own within"]]
-    returns = frame[["env", "first_step", *FIDELITY_TEXTS["first"], "last_step", *FIDELITY_TEXTS["last"]]]
+    ends = ["first_step", *tables.fidelity_text_columns("first"), "last_step", *tables.fidelity_text_columns("last")]
+    returns = frame[["env", *ends]]
     return (
         "## Fidelity to the authors' TD3 curves\n\nThe authors' published TD3 curves (sfujim/TD3, "
         "`learning_curves/`) are 10 seeds on the gym v1 MuJoCo tasks (mujoco-py, other dynamics than Gymnasium v5), "

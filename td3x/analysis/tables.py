@@ -290,6 +290,11 @@ def fidelity_frame(counts: list[Fidelity]) -> pd.DataFrame:
 FIDELITY_ENDS = {"first": 0, "last": -1}  # the untrained policy (step 0) and the end of the shorter curves
 
 
+def fidelity_text_columns(end: str) -> list[str]:
+    """The names of the display columns of ours and the authors' returns at ``end`` (first or last)."""
+    return [f"ours at {end}_step: mean [min, max]", f"authors' at {end}_step: mean ± std"]
+
+
 def _ends_columns(counts: list[Fidelity], end: str) -> dict[str, list[object]]:
     """Ours and the authors' returns at the first or the last step both evaluated: numbers and texts."""
     ours = [f.ours[:, FIDELITY_ENDS[end]] if len(f.steps) else np.empty(0) for f in counts]
@@ -300,8 +305,13 @@ def _ends_columns(counts: list[Fidelity], end: str) -> dict[str, list[object]]:
         f"ours_{end}_max": [_stat(values, np.max) for values in ours],
         f"authors_{end}_mean": [_stat(values, np.mean) for values in authors],
         f"authors_{end}_std": [_stat(values, np.std) for values in authors],
-        f"ours at {end}_step: mean [min, max]": [_range_text(values) for values in ours],
-        f"authors' at {end}_step: mean ± std": [_spread_text(values) for values in authors],
+        **dict(
+            zip(
+                fidelity_text_columns(end),
+                ([_range_text(values) for values in ours], [_spread_text(values) for values in authors]),
+                strict=True,
+            )
+        ),
     }
 
 
