@@ -133,9 +133,7 @@ def load_run(target: Path, device: Device | None = None) -> TrainedRun:
     finally:
         env.close()
     torch_device = resolve_device(config.run.device if device is None else device)
-    agent = TD3(
-        spec, config.agent, torch_device, [generators_of(config.seed, torch_device)], config.env.normalize_obs
-    )
+    agent = TD3(spec, config.agent, torch_device, [generators_of(config.seed, torch_device)], config.env.normalize_obs)
     agent.load_state_dict(parts["agent"])
     return TrainedRun(path, config, agent, int(parts["counters"]["step"]), parts.get("wandb_run_id"))
 

@@ -282,19 +282,19 @@ def test_configs_differing_within_an_env_become_separate_rows(tmp_path: Path) ->
 
 
 def test_a_row_variant_is_named_by_the_group_option_that_sets_its_keys(tmp_path: Path) -> None:
+    def choose_agent(path: Path, agent: str) -> None:
+        config = yaml.safe_load((path / "config.yaml").read_text())
+        config["choices"]["agent"] = agent
+        (path / "config.yaml").write_text(yaml.safe_dump(config))
+
     schedule_2018 = {"update_schedule": "episode_end", "update_start": 0, "delay_per_burst": True}
     for seed in (0, 1):
         for agent, values in (("td3_paper", {}), ("td3_2018", schedule_2018)):
             path = write_run(tmp_path / f"{agent}/{seed}", "HalfCheetah-v5", "TD3", seed, curve(100, 0), agent=values)
-            config = yaml.safe_load((path / "config.yaml").read_text())
-            config["choices"]["agent"] = agent
-            (path / "config.yaml").write_text(yaml.safe_dump(config))
+            choose_agent(path, agent)
         write_run(tmp_path / f"ahe/{seed}", "Hopper-v5", "AHE", seed, curve(100, 0))
-    for seed in (0, 1):  # Hopper's TD3 runs make td3_paper the TD3 row on the most envs
-        path = write_run(tmp_path / f"hopper/{seed}", "Hopper-v5", "TD3", seed, curve(100, 0))
-        config = yaml.safe_load((path / "config.yaml").read_text())
-        config["choices"]["agent"] = "td3_paper"
-        (path / "config.yaml").write_text(yaml.safe_dump(config))
+        # Hopper's TD3 runs make td3_paper the TD3 row on the most envs
+        choose_agent(write_run(tmp_path / f"hopper/{seed}", "Hopper-v5", "TD3", seed, curve(100, 0)), "td3_paper")
     grid = build_report([tmp_path], Settings(reps=REPS)).grid
     assert grid.rows == ["TD3 [agent=td3_2018]", "TD3 [agent=td3_paper]", "AHE"]
     assert grid.reference_row("AHE") == "TD3 [agent=td3_paper]"

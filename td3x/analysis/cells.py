@@ -100,8 +100,10 @@ class Grid:
         """
         td3_rows = [label for label in self.rows if self.paper_row(label) == TD3_ROW]
         same_variant = TD3_ROW + row.removeprefix(self.paper_row(row))
-        if same_variant in td3_rows or not td3_rows:
-            return same_variant if td3_rows else None
+        if not td3_rows:
+            return None
+        if same_variant in td3_rows:
+            return same_variant
         return max(td3_rows, key=lambda label: sum(cell_row == label for cell_row, _ in self.cells))
 
 
@@ -146,26 +148,17 @@ def row_labels(runs: list[Run]) -> list[str]:
     for (paper_row, _), members in groups.items():
         differing_keys[paper_row] |= differing([keys[i] for i in members])
         differing_choices[paper_row] |= differing([choices[i] for i in members])
-    by_choice = {
-        paper_row: bool(differing_choices[paper_row])
-        and all(
-            determines([choices[i] for i in members], [keys[i] for i in members], differing_keys[paper_row])
-            for (row, _), members in groups.items()
-            if row == paper_row
-        )
-        for paper_row in differing_keys
-    }
-    return [
-        _label(
-            run.paper_row,
-            *(
-                (choices[i], differing_choices[run.paper_row])
-                if by_choice[run.paper_row]
-                else (keys[i], differing_keys[run.paper_row])
-            ),
-        )
-        for i, run in enumerate(runs)
-    ]
+    # name a paper_row's variants by their group options only where, on every env, those options fix the keys
+    by_choice = {paper_row: bool(options) for paper_row, options in differing_choices.items()}
+    for (paper_row, _), members in groups.items():
+        chosen, run_keys = [choices[i] for i in members], [keys[i] for i in members]
+        by_choice[paper_row] = by_choice[paper_row] and determines(chosen, run_keys, differing_keys[paper_row])
+    labels = []
+    for i, run in enumerate(runs):
+        row = run.paper_row
+        values, shown = (choices[i], differing_choices[row]) if by_choice[row] else (keys[i], differing_keys[row])
+        labels.append(_label(row, values, shown))
+    return labels
 
 
 LABEL_GROUPS = ("agent", "noise")  # group options that set result keys: the readable name of a row variant

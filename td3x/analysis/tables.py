@@ -299,19 +299,15 @@ def _ends_columns(counts: list[Fidelity], end: str) -> dict[str, list[object]]:
     """Ours and the authors' returns at the first or the last step both evaluated: numbers and texts."""
     ours = [f.ours[:, FIDELITY_ENDS[end]] if len(f.steps) else np.empty(0) for f in counts]
     authors = [f.authors[:, FIDELITY_ENDS[end]] if len(f.steps) else np.empty(0) for f in counts]
+    ours_text, authors_text = fidelity_text_columns(end)
     return {
         f"ours_{end}_mean": [_stat(values, np.mean) for values in ours],
         f"ours_{end}_min": [_stat(values, np.min) for values in ours],
         f"ours_{end}_max": [_stat(values, np.max) for values in ours],
         f"authors_{end}_mean": [_stat(values, np.mean) for values in authors],
         f"authors_{end}_std": [_stat(values, np.std) for values in authors],
-        **dict(
-            zip(
-                fidelity_text_columns(end),
-                ([_range_text(values) for values in ours], [_spread_text(values) for values in authors]),
-                strict=True,
-            )
-        ),
+        ours_text: [_range_text(values) for values in ours],
+        authors_text: [_spread_text(values) for values in authors],
     }
 
 
