@@ -89,9 +89,8 @@ def time_td3x(config: TrainConfig, steps: int) -> float:
 def time_sb3(config: TrainConfig, steps: int) -> float:
     """Learning-phase env steps per core-second of Stable-Baselines3's TD3, same hyper-parameters and threads."""
     import gymnasium as gym
-    from stable_baselines3 import TD3 as SB3TD3
+    from sb3_reference import make_sb3_td3  # scripts/, beside this file
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.noise import NormalActionNoise
 
     class LearningPhaseClock(BaseCallback):
         def __init__(self) -> None:
@@ -104,29 +103,8 @@ def time_sb3(config: TrainConfig, steps: int) -> float:
             return True
 
     torch.set_num_threads(config.run.num_threads)
-    agent = config.agent
     env = gym.wrappers.RescaleAction(gym.make(config.env.id), np.float32(-1), np.float32(1))  # as td3x's actions
-    action_dim = int(np.prod(env.action_space.shape or ()))
-    model = SB3TD3(
-        "MlpPolicy",
-        env,
-        learning_rate=agent.actor_lr,
-        buffer_size=agent.buffer_size,
-        learning_starts=WARMUP,
-        batch_size=agent.batch_size,
-        tau=agent.tau,
-        gamma=agent.discount,
-        train_freq=1,
-        gradient_steps=1,
-        policy_delay=agent.policy_delay,
-        target_policy_noise=agent.target_policy_noise,
-        target_noise_clip=agent.target_noise_clip,
-        action_noise=NormalActionNoise(np.zeros(action_dim), config.noise.std * np.ones(action_dim)),
-        policy_kwargs={"net_arch": list(agent.hidden_sizes), "n_critics": agent.n_critics},
-        seed=config.seed,
-        device="cpu",
-        verbose=0,
-    )
+    model = make_sb3_td3(config, env, learning_starts=WARMUP)
     clock = LearningPhaseClock()
     model.learn(total_timesteps=WARMUP + steps, callback=clock)
     return steps / (clock.marks[WARMUP + steps] - clock.marks[WARMUP]) / config.run.num_threads

@@ -5,20 +5,36 @@ From Python: ``td3x.compose(overrides)`` gives a checked config, ``td3x.train(co
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from td3x.config import TrainConfig
-from td3x.replay_buffer import ReplayBuffer
-from td3x.td3 import TD3
+if TYPE_CHECKING:  # for type checkers; at run time each name is imported on first use (below)
+    from td3x.api import Policy, compose, load, train
+    from td3x.config import TrainConfig
+    from td3x.replay_buffer import ReplayBuffer
+    from td3x.td3 import TD3
+    from td3x.training import run
 
 __version__ = "0.1.0"
 __all__ = ["TD3", "Policy", "ReplayBuffer", "TrainConfig", "__version__", "compose", "load", "run", "train"]
 
-# imported on first use: `import td3x` stays light, and `python -m td3x.entrypoint` does not find itself imported
-_LAZY = {"run": "td3x.entrypoint", "load": "td3x.api", "Policy": "td3x.api", "compose": "td3x.api", "train": "td3x.api"}
+# every public name is imported on first use: `import td3x` (and `td3x.__version__`) loads neither torch nor Hydra
+_LAZY = {
+    "TD3": "td3x.td3",
+    "ReplayBuffer": "td3x.replay_buffer",
+    "TrainConfig": "td3x.config",
+    "run": "td3x.training",
+    "load": "td3x.api",
+    "Policy": "td3x.api",
+    "compose": "td3x.api",
+    "train": "td3x.api",
+}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'td3x' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -24,8 +24,9 @@ from numpy.typing import ArrayLike
 
 from td3x.config import CONF_DIR, ConfigError, Device, TrainConfig, register_configs, to_typed
 from td3x.envs import env_spec, make_env
-from td3x.evaluate import TrainedRun, load_run
+from td3x.evaluation import TrainedRun, load_run
 from td3x.overrides import override_problems
+from td3x.training import check_runtime, run
 
 
 class Policy:
@@ -93,7 +94,7 @@ def load(path: str | Path, device: str = "cpu") -> Policy:
     threads give the same actions bit for bit.
 
     Raises:
-        td3x.evaluate.RunError: no run there, or a K-seeds process dir (the message names its seed dirs).
+        td3x.evaluation.RunError: no run there, or a K-seeds process dir (the message names its seed dirs).
         td3x.checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
     """
     return Policy(load_run(Path(path), Device(device)))
@@ -117,17 +118,16 @@ def compose(overrides: Sequence[str] = ()) -> TrainConfig:
 
 
 def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
-    """Train (or resume, or find finished) the run ``config`` describes in ``run_dir``; returns its summary
-    (``final_return``, ``last10_return``, ``steps``, ``wall_time_s``, ...). Progress goes to the ``td3x``
-    logger, shown on stderr when nothing else handles it.
+    """Train (or resume, or find finished) the run ``config`` describes in ``run_dir``; returns its summary, the same
+    keys either way (``td3x.run_dir.RunSummary``: ``final_return``, ``last10_return``, ``steps``,
+    ``wall_time_s``, ...; with ``run.num_seeds`` > 1 the seeds' mean returns and each seed's summary under
+    ``seeds``). Progress goes to the ``td3x`` logger, shown on stderr when nothing else handles it.
 
     Raises:
         ConfigError: an env id or setting the installed libraries refuse.
-        td3x.resume.ResumeError: ``run_dir`` holds another config's results.
+        td3x.resume_plan.ResumeError: ``run_dir`` holds another config's results.
         td3x.trainer.TrainingError: a non-finite loss or parameter (the logs and last checkpoint are kept).
     """
-    from td3x.entrypoint import check_runtime, run  # the training stack, on first use
-
     problems = check_runtime(config)
     if problems:
         raise ConfigError(problems)

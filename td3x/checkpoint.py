@@ -1,4 +1,5 @@
-"""``checkpoint.pt``: the full training state by named parts, written atomically, loaded with checks."""
+"""A checkpoint (a run dir's ``checkpoint.pt``): the full training state by named parts, written atomically,
+loaded with checks."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Any
 
 import torch
 
-CHECKPOINT_FILE = "checkpoint.pt"
 FORMAT_VERSION = 2  # 2: a leading seed dim on every tensor, per-seed parts under "seeds", episode tapes
 
 

@@ -11,15 +11,19 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import enum
+import importlib.util
 import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
+
+if TYPE_CHECKING:
+    import torch
 
 
 class ConfigError(ValueError):
@@ -58,16 +62,34 @@ class ResumeMode(enum.Enum):
 
 
 class Device(enum.Enum):
-    auto = "auto"
+    auto = "auto"  # CUDA when torch sees a device, else the CPU
     cpu = "cpu"
     cuda = "cuda"
+
+    def resolve(self) -> torch.device:
+        """The torch device this choice means here."""
+        import torch  # on first use: a config (and `td3x-sweep list`, `td3x-train --help`) loads without torch
+
+        if self is Device.auto:
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.value)
 
 
 WANDB_MODES = ("online", "offline", "disabled")
 
-# conf/ sits beside the package in a checkout (and an editable install): an absolute path, so Hydra finds it
-# whatever module or working directory td3x is started from
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+def _conf_dir() -> Path:
+    """The YAML groups: the package ``td3x.conf``, which pyproject.toml maps to the repository's top-level ``conf/``
+    (a checkout, an editable install) and a wheel ships as ``td3x/conf``. An absolute path, so Hydra finds it
+    whatever module or working directory td3x is started from."""
+    spec = importlib.util.find_spec("td3x.conf")
+    if spec is None or not spec.submodule_search_locations:  # a checkout on sys.path, not installed
+        return Path(__file__).resolve().parent.parent / "conf"
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+CONF_DIR = _conf_dir()
 
 
 class _Checks:
@@ -316,12 +338,11 @@ class TrainConfig:
         """The first evaluation episode's reset seed: ``run.eval_seed``, else this seed's own (EVAL_SEED_BASE)."""
         return EVAL_SEED_BASE + EVAL_SEED_STRIDE * self.seed if self.run.eval_seed is None else self.run.eval_seed
 
-
-def seed_run_dirs(run_dir: Path, seed: int, num_seeds: int) -> list[Path]:
-    """Where each seed of a process writes: a plain run in ``run_dir``, K seeds each in ``run_dir/seed_<seed>``."""
-    if num_seeds == 1:
-        return [run_dir]
-    return [run_dir / f"seed_{seed + k}" for k in range(num_seeds)]
+    @property
+    def update_start(self) -> int:
+        """The env step from which each step earns updates: ``agent.update_start``, else max(random_steps, N)."""
+        start = self.agent.update_start
+        return max(self.env.random_steps, self.agent.batch_size) if start is None else start
 
 
 def register_configs() -> None:
@@ -393,3 +414,14 @@ def to_container(config: TrainConfig) -> dict[str, Any]:
     container = OmegaConf.to_container(OmegaConf.structured(config), resolve=True, enum_to_str=True)
     assert isinstance(container, dict)
     return {str(key): value for key, value in container.items()}
+
+
+def flatten(container: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config as dotted keys, ``{"agent.tau": 0.005, ...}``; an empty dict (``env.kwargs``) is one value."""
+    flat: dict[str, Any] = {}
+    for key, value in container.items():
+        if isinstance(value, dict) and value:
+            flat |= flatten(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat

@@ -1,6 +1,6 @@
 """Where a run's numbers go: plain files in the run dir (the source of truth) and Weights & Biases (a mirror).
 
-Only ``train.py`` calls these. Every file is flushed as it is written; ``summary.json`` is replaced
+Only the trainer calls these. Every file is flushed as it is written; ``summary.json`` is replaced
 atomically. A W&B failure of any kind warns once and disables W&B; the local files go on.
 """
 
@@ -11,53 +11,26 @@ import csv
 import json
 import logging
 import math
-import os
 from pathlib import Path
 from typing import Any, TextIO
 
+from td3x.config import TrainConfig, to_container
+from td3x.run_dir import EVAL_FILE, METRICS_FILE, SUMMARY_FILE, WANDB_DIR, RunSummary, write_json_atomic
+
 log = logging.getLogger(__name__)
 
-EVAL_FILE, METRICS_FILE, SUMMARY_FILE, CONFIG_FILE = "eval.csv", "metrics.jsonl", "summary.json", "config.yaml"
 
-
-def run_configs(path: Path) -> list[Path]:
-    """The ``config.yaml`` of a run dir, or those of a K-seeds process dir's seeds in seed order; [] for neither."""
-    if (path / CONFIG_FILE).is_file():
-        return [path / CONFIG_FILE]
-    return sorted(path.glob(f"seed_[0-9]*/{CONFIG_FILE}"), key=lambda config: int(config.parent.name[len("seed_") :]))
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write then rename, so a reader (or a kill) never sees a half-written file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w") as file:
-        json.dump(data, file, indent=2, default=str)
-        file.write("\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(tmp, path)
-
-
-def truncate_after(run_dir: Path, step: int) -> None:
-    """Drop the rows of ``eval.csv`` and ``metrics.jsonl`` logged after env step ``step`` (a resumed run
-    writes them again, identically), each file rewritten atomically."""
-    for name, keep in ((EVAL_FILE, _csv_rows_until), (METRICS_FILE, _jsonl_rows_until)):
-        path = run_dir / name
-        if path.exists():
-            tmp = path.with_name(f".{name}.tmp")
-            tmp.write_text(keep(path.read_text(), step))
-            os.replace(tmp, path)
-
-
-def _csv_rows_until(text: str, step: int) -> str:
-    if not text:
-        return text
-    header, *rows = text.splitlines(keepends=True)
-    return header + "".join(row for row in rows if int(row.split(",", 1)[0]) <= step)
-
-
-def _jsonl_rows_until(text: str, step: int) -> str:
-    return "".join(line for line in text.splitlines(keepends=True) if json.loads(line)["step"] <= step)
+def wandb_kwargs(config: TrainConfig, choices: dict[str, str], run_id: str | None) -> dict[str, Any]:
+    """One seed's W&B run: its project, group, name, tags and config (``run_id``: continue that run)."""
+    agent = choices.get("agent", "custom")
+    return {
+        "project": config.logging.project,
+        "group": config.logging.group,
+        "id": run_id,
+        "name": f"{choices.get('env', config.env.id)}-{agent}-{config.paper_row}-s{config.seed}",
+        "tags": [config.env.id, agent, config.paper_row, f"seed{config.seed}", *config.logging.tags],
+        "config": {**to_container(config), "choices": choices},
+    }
 
 
 class CsvLog:
@@ -110,7 +83,7 @@ class WandbLog:
         try:
             import wandb
 
-            (run_dir / "wandb").mkdir(exist_ok=True)
+            (run_dir / WANDB_DIR).mkdir(exist_ok=True)
             self.run = wandb.init(
                 dir=str(run_dir),
                 mode=mode,  # type: ignore[arg-type]  # checked by LoggingConfig
@@ -178,8 +151,8 @@ class RunLoggers:
         self.eval_csv.write({"step": step, **row})
         self.wandb.log({f"eval/{key}": value for key, value in row.items()}, step)
 
-    def write_summary(self, summary: dict[str, Any]) -> None:
-        clean = {key: _finite_or_none(value) for key, value in summary.items()}
+    def write_summary(self, summary: RunSummary) -> None:
+        clean = {key: _finite_or_none(value) for key, value in summary.to_dict().items()}
         write_json_atomic(self.run_dir / SUMMARY_FILE, clean)
         self.wandb.update_summary({key: value for key, value in clean.items() if value is not None})
 

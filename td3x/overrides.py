@@ -1,19 +1,30 @@
-"""Command-line overrides checked before Hydra sees them, and the groups of ``conf/`` they choose from.
+"""Command-line overrides checked before Hydra sees them, the groups of ``conf/`` they choose from, and Hydra
+1.3's rules for a multirun's overrides.
 
 Hydra refuses ``agent.polcy_delay=3`` in several lines (and suggests ``+``, which would add the typo), and an
 unknown option such as ``env=hoper`` with a traceback-like block. td3x checks every override first and prints
 one line per problem with the closest valid key or option, so that a typo costs one glance and exit code 2.
+
+``td3x-sweep list`` needs three rules of Hydra 1.3 that Hydra keeps in private modules: the jobs its basic
+sweeper makes of the overrides (:func:`sweep_jobs`), how a job's ``key=value``, ``+``, ``++`` and ``~``
+overrides change the composed config (:func:`apply_overrides`), and the job's ``override_dirname``
+(:func:`override_dirname`). They are written here on Hydra's public override parser, and tests compare each
+with Hydra's own.
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 from pathlib import Path
+from typing import Any
 
 import yaml
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from hydra.errors import HydraException
+from hydra.errors import ConfigCompositionException, HydraException
+from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from td3x.config import CONF_DIR, schema_keys, unknown_key_problem
 
@@ -73,3 +84,95 @@ def override_problems(arguments: list[str]) -> list[str]:
         elif key not in keys and not key.startswith(FREE_FORM):
             problems.append(unknown_key_problem(key))
     return problems
+
+
+# ---------------------------------------------------------------------- Hydra 1.3's multirun rules
+def sweep_jobs(overrides: list[Override]) -> list[list[str]]:
+    """Each job's override lines, as Hydra 1.3's basic sweeper makes them: the cartesian product of the overrides'
+    values, the first override varying slowest. A sweep (``a=1,2``, ``choice()``, ``range()``, ``glob()``) gives
+    its values in its own order, any other override one value. An override of the same key (with the same
+    ``+``/``++``/``~``) as an earlier one keeps the earlier one's place and replaces its values.
+
+    Args:
+        overrides: parsed by ``OverridesParser``; one made with a config loader, for ``glob()`` to list options.
+
+    Raises:
+        HydraException: an ``interval()`` sweep, which has no list of values.
+    """
+    values: dict[str, list[str]] = {}  # a key keeps the place of its first override
+    for override in overrides:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            values[key] = [f"{key}={override.get_value_element_as_str()}"]
+        elif override.is_discrete_sweep():
+            values[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            assert override.value_type is not None
+            raise HydraException(f"BasicSweeper does not support sweep type : {override.value_type.name}")
+    return [list(job) for job in itertools.product(*values.values())]
+
+
+def apply_overrides(cfg: DictConfig, overrides: list[Override]) -> None:
+    """Apply a job's value overrides (not group choices) to its composed config, in order, as Hydra 1.3 does:
+    ``key=v`` changes an existing key; ``+key=v`` adds a key that is absent or null (a dict or list value also
+    merges into one that is there); ``++key=v`` adds or changes; ``~key`` deletes a key, ``~key=v`` only if its
+    value is ``v``.
+
+    Raises:
+        ConfigCompositionException: with Hydra's message, for the first override Hydra would refuse.
+    """
+    for override in overrides:
+        line, key = override.input_line, override.key_or_group
+        if override.package is not None:
+            raise ConfigCompositionException(
+                f"Override {line} looks like a config group override, but config group '{key}' does not exist."
+            )
+        try:
+            if override.is_delete():
+                _delete(cfg, key, override.value(), line)
+            elif override.is_add() or override.is_force_add():
+                value = override.value()
+                if override.is_add() and _select(cfg, key) is not None and not isinstance(value, (dict, list)):
+                    assert line is not None
+                    raise ConfigCompositionException(
+                        f"Could not append to config. An item is already at '{key}'.\n"
+                        f"Either remove + prefix: '{line[1:]}'\n"
+                        f"Or add a second + to add or override '{key}': '+{line}'\n"
+                    )
+                OmegaConf.update(cfg, key, value, merge=True, force_add=True)
+            else:
+                try:
+                    OmegaConf.update(cfg, key, override.value(), merge=True)
+                except (ConfigAttributeError, ConfigKeyError) as error:
+                    raise ConfigCompositionException(
+                        f"Could not override '{key}'.\nTo append to your config use +{line}"
+                    ) from error
+        except OmegaConfBaseException as error:
+            raise ConfigCompositionException(f"Error merging override {line}") from error
+
+
+def _select(cfg: DictConfig, key: str) -> Any:
+    return OmegaConf.select(cfg, key, throw_on_missing=False)
+
+
+def _delete(cfg: DictConfig, key: str, expected: Any, line: str | None) -> None:
+    """``~key`` (any value) or ``~key=expected``: remove ``key`` from its parent node, which must hold it."""
+    present = _select(cfg, key)
+    if present is None:
+        raise ConfigCompositionException(f"Could not delete from config. '{key}' does not exist.")
+    if expected is not None and expected != present:
+        raise ConfigCompositionException(
+            f"Could not delete from config. The value of '{key}' is {present} and not {expected}."
+        )
+    parent, _, leaf = key.rpartition(".")
+    node = _select(cfg, parent) if parent else cfg
+    with open_dict(cfg):
+        del node[leaf]
+
+
+def override_dirname(overrides: list[Override], exclude_keys: list[str], item_sep: str, kv_sep: str) -> str:
+    """Hydra 1.3's ``hydra.job.override_dirname``: the job's override lines as typed, those whose bare key (no
+    ``+``, ``++``, ``~``) is in ``exclude_keys`` left out, sorted as text, joined by ``item_sep``, and every ``=``
+    of the result (one in a value too) replaced by ``kv_sep``."""
+    kept = sorted(str(o.input_line) for o in overrides if o.key_or_group not in exclude_keys)
+    return item_sep.join(kept).replace("=", kv_sep)

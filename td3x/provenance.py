@@ -1,11 +1,15 @@
-"""Where a run came from: code version, library versions, machine and command (``provenance.json``)."""
+"""Where a run came from: code version, library versions, CPU and command (``provenance.json``).
+
+Fit to publish: no absolute path, user or host name (the command as typed, the operating system without its
+kernel build). What decides fp32 numerics is recorded: the CPU's instruction-set extensions and the kernels torch
+dispatches to (``cpu_capability``); bit-identical results hold on the same capability, not across.
+"""
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
 import platform
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,24 +20,56 @@ import torch
 PACKAGES = ("td3x", "torch", "gymnasium", "mujoco", "numpy", "hydra-core", "omegaconf", "wandb")
 
 
+# instruction-set extensions that change which fp32 kernels run (avx2, avx512f), and for information newer ones
+ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile")
+
+
 def collect_provenance() -> dict[str, Any]:
     return {
         **_git_state(Path(__file__).resolve().parent),
         "python": platform.python_version(),
         "versions": {name: _version(name) for name in PACKAGES},
         "cpu": _cpu_model(),
+        "cpu_flags": cpu_flags(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
-        "hostname": socket.gethostname(),
-        "platform": platform.platform(),
-        "command": [sys.executable, *sys.argv],
-        "cwd": os.getcwd(),
+        "os": operating_system(),
+        "command": command_as_typed(sys.argv),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
         "slurm_array_task": _slurm_array_task(),
         "slurm_restart_count": os.environ.get("SLURM_RESTART_COUNT"),  # 1, 2, ... after a requeue
-        "pid": os.getpid(),
     }
+
+
+def command_as_typed(argv: list[str]) -> list[str]:
+    """The command line without the machine's paths: the program by its name (``td3x-train``), or relative to the
+    working dir when started as a file below it (``td3x/entrypoint.py``); the arguments as given."""
+    program = Path(argv[0]) if argv else Path("python")
+    if program.is_absolute():
+        try:
+            program = program.relative_to(Path.cwd())
+        except ValueError:
+            program = Path(program.name)
+    return [str(program), *argv[1:]]
+
+
+def operating_system() -> str:
+    """E.g. ``Linux x86_64 glibc 2.36``: the system, architecture and C library, not the kernel's build."""
+    libc, version = platform.libc_ver()
+    return " ".join(part for part in (platform.system(), platform.machine(), libc, version) if part)
+
+
+def cpu_flags() -> list[str] | None:
+    """Which of :data:`ISA_FLAGS` the CPU has (Linux); None where /proc/cpuinfo cannot be read."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    flag_lines = (line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags"))
+    present = set(next(flag_lines, []))
+    return [flag for flag in ISA_FLAGS if flag in present]
 
 
 def _slurm_array_task() -> str | None:

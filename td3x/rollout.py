@@ -8,15 +8,13 @@ their actions in one batched call instead of one call per episode step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
 
-Policy = Callable[[np.ndarray], np.ndarray]  # observation (obs_dim,) -> action (action_dim,)
-BatchPolicy = Callable[[np.ndarray], np.ndarray]  # (K, B, obs_dim) -> (K, B, action_dim): B per seed
-StepHook = Callable[[], None]
+from td3x.callables import BatchPolicy, Policy, StepHook
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 ``td3x-sweep list +experiment=table2`` prints every job the same ``td3x-train`` overrides would launch
 (Hydra itself refuses ``-m --cfg job``): the count, each job's overrides, its run dir, and any job whose
 config td3x would refuse. It composes each job's config exactly as Hydra's basic sweeper does (the
-experiment's ``hydra.sweeper.params`` first, then the command line) and creates nothing. ``status`` reads a
-sweep dir (or one run dir, or a K-seeds process dir) and runs nothing; ``rerun`` and ``recheck`` train.
+experiment's ``hydra.sweeper.params`` first, then the command line), through Hydra's public API and the rules
+of :mod:`td3x.overrides`, and creates nothing. ``status`` reads a sweep dir (or one run dir, or a K-seeds
+process dir) and runs nothing; ``rerun`` and ``recheck`` train.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from typing import Any
 
 import yaml
 from hydra import initialize_config_dir
-from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -34,9 +33,18 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
 
 from td3x.cli import HelpFormatter, add_version_flag
-from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, seed_run_dirs, to_typed
-from td3x.loggers import run_configs
-from td3x.overrides import group_options
+from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
+from td3x.overrides import apply_overrides, group_options, override_dirname, sweep_jobs
+from td3x.run_dir import (
+    CONFIG_FILE,
+    EVAL_FILE,
+    PROVENANCE_FILE,
+    SUMMARY_FILE,
+    SWEEP_FILE,
+    is_timing_column,
+    run_configs,
+    seed_run_dirs,
+)
 
 
 @dataclass(frozen=True)
@@ -55,75 +63,72 @@ class Job:
 
 
 def _compose(overrides: list[str]) -> DictConfig:
-    hydra = GlobalHydra.instance().hydra
-    assert hydra is not None
-    return hydra.compose_config(
-        config_name="train",
-        overrides=overrides,
-        run_mode=RunMode.MULTIRUN,
-        from_shell=False,
-        with_log_configuration=False,
+    """The full config (with ``hydra``) of a multirun job, composed by the initialized Hydra's config loader."""
+    loader = GlobalHydra.instance().config_loader()
+    return loader.load_configuration(
+        config_name="train", overrides=overrides, run_mode=RunMode.MULTIRUN, from_shell=False
     )
+
+
+def _parser() -> OverridesParser:
+    """Hydra's override parser, with the config loader that ``glob()`` sweeps list a group's options from."""
+    return OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
 
 
 def _sweep_config(arguments: list[str]) -> DictConfig:
     """The config the sweep itself is set up from (its sweeper and launcher): the command line's sweeps aside."""
-    parser = OverridesParser.create()
-    return _compose([str(o.input_line) for o in parser.parse_overrides(arguments) if not o.is_sweep_override()])
+    return _compose([str(o.input_line) for o in _parser().parse_overrides(arguments) if not o.is_sweep_override()])
 
 
 def job_overrides(arguments: list[str]) -> list[list[str]]:
     """Each job's overrides, in Hydra's order: the config's ``hydra.sweeper.params``, then the command line."""
-    parser = OverridesParser.create()
     params = _sweep_config(arguments).hydra.sweeper.params or {}
     lines = [f"{key}={value}" for key, value in params.items()] + arguments
-    (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(lines), max_batch_size=None)
-    return batch
+    return sweep_jobs(_parser().parse_overrides(lines))
 
 
 class JobComposer:
-    """Composes jobs as Hydra would, composing each distinct choice of config groups once: a job is its
-    groups' composition with its plain ``key=value`` overrides applied (Hydra's own order). The jobs of a
-    sweep all override the same keys, so each job's values replace the previous job's in place."""
+    """Composes jobs as Hydra would, composing each distinct choice of config groups once: a job is a copy of
+    its groups' composition with its value overrides (``key=v``, ``+``, ``++``, ``~``) applied in Hydra's order."""
 
     def __init__(self) -> None:
         self.groups = set(group_options())
-        self.cache: dict[tuple[str, ...], tuple[DictConfig, DictConfig]] = {}
+        self.cache: dict[tuple[str, ...], DictConfig] = {}
 
     def _is_group(self, override: Override) -> bool:
         return override.key_or_group in self.groups or "/" in override.key_or_group
 
-    def _composed(self, group_lines: tuple[str, ...]) -> tuple[DictConfig, DictConfig]:
-        """The full config (with ``hydra``) and the task config alone, for one choice of groups."""
+    def _composed(self, group_lines: tuple[str, ...]) -> DictConfig:
+        """The full config (with ``hydra``) of one choice of groups, composed once (shared: copy it)."""
         if group_lines not in self.cache:
-            cfg = _compose(list(group_lines))
-            task = cfg.copy()
-            with open_dict(task):
-                del task["hydra"]
-            self.cache[group_lines] = (cfg, task)
+            self.cache[group_lines] = _compose(list(group_lines))
         return self.cache[group_lines]
 
-    def describe(self, overrides: list[str]) -> Job:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-        cfg, task = self._composed(tuple(str(o.input_line) for o in parsed if self._is_group(o)))
-        values = [o for o in parsed if not self._is_group(o)]
+    def configs(self, overrides: list[str]) -> tuple[Path, DictConfig]:
+        """A job's run dir, as Hydra resolves it, and its task config (the full config without ``hydra``)."""
+        parsed = _parser().parse_overrides(overrides)
+        cfg = self._composed(tuple(str(o.input_line) for o in parsed if self._is_group(o))).copy()  # a deep copy
         with read_write(cfg.hydra):  # Hydra applies overrides before it marks its own node read-only
-            ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
-        ConfigLoaderImpl._apply_overrides_to_config(
-            [o for o in values if not o.key_or_group.startswith("hydra.")], task
-        )
+            apply_overrides(cfg, [o for o in parsed if not self._is_group(o)])
         dirname = cfg.hydra.job.config.override_dirname
         with read_write(cfg.hydra.job):
-            cfg.hydra.job.override_dirname = get_overrides_dirname(
+            cfg.hydra.job.override_dirname = override_dirname(
                 [o for o in parsed if not o.is_hydra_override()],  # Hydra names dirs by task overrides only
                 list(dirname.exclude_keys),
                 dirname.item_sep,
                 dirname.kv_sep,
             )
         HydraConfig.instance().set_config(cfg)  # the ${hydra:...} resolvers in the dir names read it
+        run_dir = Path(cfg.hydra.sweep.dir) / str(cfg.hydra.sweep.subdir)
+        with open_dict(cfg):
+            del cfg["hydra"]
+        return run_dir, cfg
+
+    def describe(self, overrides: list[str]) -> Job:
+        run_dir, task = self.configs(overrides)
         return Job(
             overrides=overrides,
-            run_dir=Path(cfg.hydra.sweep.dir) / str(cfg.hydra.sweep.subdir),
+            run_dir=run_dir,
             problems=_problems(task),
             total_steps=int(task.run.total_steps),
             seed=int(task.seed),
@@ -211,7 +216,7 @@ class Launched:
 
 
 def read_sweep(sweep_dir: Path) -> Launched:
-    path = sweep_dir / "multirun.yaml"
+    path = sweep_dir / SWEEP_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{sweep_dir} is not a sweep dir: it has no multirun.yaml")
     recorded = yaml.safe_load(path.read_text())["hydra"]
@@ -233,7 +238,7 @@ class RunState:
 
 
 def run_state(run_dir: Path, total_steps: int, now: float) -> RunState:
-    summary_path = run_dir / "summary.json"
+    summary_path = run_dir / SUMMARY_FILE
     if not summary_path.exists():
         return RunState(run_dir, "not started", 0, total_steps, None, None)
     summary = json.loads(summary_path.read_text())
@@ -261,7 +266,7 @@ def path_states(path: Path) -> list[RunState]:
     Raises:
         FileNotFoundError: ``path`` is none of these (the message names the sweep dir's missing multirun.yaml).
     """
-    if (path / "multirun.yaml").is_file():
+    if (path / SWEEP_FILE).is_file():
         return sweep_states(path)
     configs = run_configs(path)
     if not configs:
@@ -304,14 +309,14 @@ def rerun(sweep_dir: Path) -> int:
 def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
     """Re-run the first ``runs`` complete runs of a sweep for a few thousand steps in a scratch dir (the sweep
     is never touched) and check that their ``eval.csv`` prefixes match bit for bit (timing columns aside)."""
-    from td3x.entrypoint import run  # the training stack, only for this command
+    from td3x.training import run  # the training stack, only for this command
 
     complete = [s.run_dir for s in sweep_states(sweep_dir) if s.state == "complete"][:runs]
     if not complete:
         raise FileNotFoundError(f"{sweep_dir} has no complete run to recheck")
     mismatches = 0
     for run_dir in complete:
-        original = from_saved(yaml.safe_load((run_dir / "config.yaml").read_text()))
+        original = from_saved(yaml.safe_load((run_dir / CONFIG_FILE).read_text()))
         length = steps or 2 * original.run.eval_every + 1  # evaluations 0, e and 2e compare
         replay = dataclasses.replace(
             original,
@@ -323,23 +328,23 @@ def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
             rerun_dir = seed_run_dirs(Path(scratch), replay.seed, replay.run.num_seeds)[0]
             ours, theirs = _eval_prefix(rerun_dir, length), _eval_prefix(run_dir, length)
             difference = _first_difference(theirs, ours)
-            provenance = json.loads((rerun_dir / "provenance.json").read_text())
+            provenance = json.loads((rerun_dir / PROVENANCE_FILE).read_text())
         mismatches += difference is not None
         print(
             f"{'identical' if difference is None else 'DIFFERENT'}  {run_dir}  ({len(ours)} evaluations before "
             f"step {length}){'' if difference is None else ': ' + difference}"
         )
         if difference is not None:
-            for line in _provenance_changes(json.loads((run_dir / "provenance.json").read_text()), provenance):
+            for line in _provenance_changes(json.loads((run_dir / PROVENANCE_FILE).read_text()), provenance):
                 print(f"      {line}")
     return 1 if mismatches else 0
 
 
 def _eval_prefix(run_dir: Path, before_step: int) -> list[dict[str, str]]:
     """eval.csv rows before ``before_step`` (the last one of a shorter run may differ), timing columns aside."""
-    with (run_dir / "eval.csv").open() as file:
+    with (run_dir / EVAL_FILE).open() as file:
         return [
-            {k: v for k, v in row.items() if "time" not in k and "sps" not in k}
+            {k: v for k, v in row.items() if not is_timing_column(k)}
             for row in csv.DictReader(file)
             if int(row["step"]) < before_step
         ]
@@ -354,8 +359,9 @@ def _first_difference(expected: list[dict[str, str]], got: list[dict[str, str]])
 
 
 def _provenance_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """What differs between the machine and libraries of the original run and of the recheck."""
-    keys = ("python", "cpu", "torch_threads", "hostname", "git_commit", "platform")
+    """What differs between the machine and libraries of the original run and of the recheck: the CPU capability
+    and its instruction-set extensions decide fp32 numerics (a host name would tell less, and is not recorded)."""
+    keys = ("python", "cpu", "cpu_capability", "cpu_flags", "torch_threads", "git_commit", "os")
     changes = [f"{key}: {then.get(key)!r} then, {now.get(key)!r} now" for key in keys if then.get(key) != now.get(key)]
     versions_then, versions_now = then.get("versions", {}), now.get("versions", {})
     changes += [
@@ -363,7 +369,7 @@ def _provenance_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
         for name in sorted(versions_then | versions_now)
         if versions_then.get(name) != versions_now.get(name)
     ]
-    return changes or ["same versions, threads, CPU and code: look for nondeterministic ops or another device"]
+    return changes or ["same versions, threads, CPU capability and code: look for nondeterministic ops or a device"]
 
 
 DESCRIPTION = "List a multirun's jobs before launching it; follow, relaunch and recheck a launched one."

@@ -16,12 +16,12 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from td3x.callables import Policy
 from td3x.config import AgentConfig, TargetRule
 from td3x.envs import EnvSpec
 from td3x.networks import Actor, CriticEnsemble
 from td3x.normalizer import make_normalizer
 from td3x.replay_buffer import Batch
-from td3x.rollout import Policy
 from td3x.seeding import Generators
 
 
@@ -98,31 +98,57 @@ class TD3:
         return self.critic(self.obs_normalizer(obs_tensor), action_tensor).cpu().numpy()
 
     def update(self, batch: Batch, record: bool = False) -> dict[str, Tensor]:
-        """One critic update and, every ``policy_delay`` updates, one actor and target update.
+        """One iteration of Algorithm 1 on a sampled mini-batch: a critic step and, every d-th update
+        (d = ``policy_delay``), an actor step and the Polyak updates of the targets.
 
         With ``record``, returns each seed's metrics as detached (K,) tensors (converted to floats only when
-        the loop logs them); otherwise nothing, so that updates between log rows pay for no statistics.
+        the loop logs them), the actor's only on actor steps; otherwise nothing, so that updates between log
+        rows pay for no statistics. Recording draws no random numbers: it changes no result.
         """
+        actor_step = self.updates_until_actor_step() == 0  # delayed: every d-th critic update
         self.num_updates += 1
         obs = self.obs_normalizer(batch.obs)
-        critic_loss, q, target = self.critic_loss(batch, obs, self.smoothing_noise(batch.action.shape))
-        optimizer_step(self.critic_optimizer, critic_loss.sum(), self.critic_params)
-        metrics = {}
-        if record:
-            metrics = {
-                "critic_loss": critic_loss.detach(),
-                "target_mean": target.flatten(1).mean(1),
-                "critic_grad_norm": grad_norm(self.critic_params),
-                **q_statistics(q.detach()),
-            }
-        if (self.num_updates - self.delay_origin) % self.policy_delay == 0:  # delayed: every d-th critic update
-            actor_loss = self.actor_loss(obs)
-            optimizer_step(self.actor_optimizer, actor_loss.sum(), self.actor_params)
+        metrics = self.critic_step(batch, obs, record)
+        if actor_step:
+            metrics |= self.actor_step(obs, record)
             polyak_update(self.critic, self.critic_target, self.tau)  # θ'_i ← τθ_i + (1 - τ)θ'_i
             polyak_update(self.actor, self.actor_target, self.tau)  # φ' ← τφ + (1 - τ)φ'
-            if record:
-                metrics |= {"actor_loss": actor_loss.detach(), "actor_grad_norm": grad_norm(self.actor_params)}
         return metrics
+
+    def critic_step(self, batch: Batch, obs: Tensor, record: bool = False) -> dict[str, Tensor]:
+        """One Adam step of the critics on Σ_i N⁻¹ Σ (y - Q_θi(s, a))², y by the target rule with a fresh draw of
+        the smoothing noise ε; ``obs`` is ``batch.obs`` as the networks see it (normalised). Metrics with ``record``."""
+        critic_loss, q, target = self.critic_loss(batch, obs, self.smoothing_noise(batch.action.shape))
+        optimizer_step(self.critic_optimizer, critic_loss.sum(), self.critic_params)
+        if not record:
+            return {}
+        return {
+            "critic_loss": critic_loss.detach(),
+            "target_mean": target.flatten(1).mean(1),
+            "critic_grad_norm": grad_norm(self.critic_params),
+            **q_statistics(q.detach()),
+        }
+
+    def actor_step(self, obs: Tensor, record: bool = False) -> dict[str, Tensor]:
+        """One Adam step of the actor on -N⁻¹ Σ Q_θ1(s, π_φ(s)) (the deterministic policy gradient ascends Q_θ1);
+        the targets stay (``update`` moves them next). ``obs`` as in :meth:`critic_step`. Metrics with ``record``."""
+        actor_loss = self.actor_loss(obs)
+        optimizer_step(self.actor_optimizer, actor_loss.sum(), self.actor_params)
+        if not record:
+            return {}
+        return {"actor_loss": actor_loss.detach(), "actor_grad_norm": grad_norm(self.actor_params)}
+
+    def updates_until_actor_step(self) -> int:
+        """How many critic-only updates come before the next actor step: 0 when the next update is one."""
+        return (self.delay_origin - self.num_updates - 1) % self.policy_delay
+
+    def last_actor_step(self, updates: int) -> int | None:
+        """Which of the next ``updates`` updates (0 = the next) is the last actor step among them; None when
+        none is. (A restart of the delay in between would move it: ask after :meth:`restart_delay`.)"""
+        first = self.updates_until_actor_step()
+        if first >= updates:
+            return None
+        return first + (updates - 1 - first) // self.policy_delay * self.policy_delay
 
     def restart_delay(self) -> None:
         """Restart the delay's count: the next critic update is number 0 and also updates the actor (the 2018

@@ -26,9 +26,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from td3x.callables import Policy
 from td3x.config import EnvConfig
 from td3x.envs import make_env
-from td3x.rollout import Policy, evaluate
+from td3x.rollout import evaluate
 
 log = logging.getLogger(__name__)
 

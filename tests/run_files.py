@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from td3x import checkpoint
+from td3x.run_dir import CHECKPOINT_FILE, is_timing_column
 from td3x.trainer import Trainer
 
 
@@ -25,7 +26,7 @@ def without_timing(path: Path) -> list[dict[str, Any]]:
             rows: list[dict[str, Any]] = list(csv.DictReader(file))
     else:
         rows = [json.loads(line) for line in path.read_text().splitlines()]
-    return [{k: v for k, v in row.items() if "time" not in k and "sps" not in k} for row in rows]
+    return [{k: v for k, v in row.items() if not is_timing_column(k)} for row in rows]
 
 
 def same_state(first: Any, second: Any) -> bool:
@@ -48,7 +49,7 @@ def assert_same_run(first: Path, second: Path) -> None:
     same agent (networks, targets, both optimisers, the normaliser) and exploration noise, bit for bit."""
     assert without_timing(first / "eval.csv") == without_timing(second / "eval.csv")
     assert without_timing(first / "metrics.jsonl") == without_timing(second / "metrics.jsonl")
-    parts = [checkpoint.load(run_dir / checkpoint.CHECKPOINT_FILE) for run_dir in (first, second)]
+    parts = [checkpoint.load(run_dir / CHECKPOINT_FILE) for run_dir in (first, second)]
     assert same_state(parts[0]["agent"], parts[1]["agent"])
     assert same_state(
         [seed["noise"] for seed in parts[0]["seeds"]], [seed["noise"] for seed in parts[1]["seeds"]]

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 import yaml
 
-from td3x.config import CONF_DIR, TrainConfig, seed_run_dirs
-from td3x.entrypoint import run
+from td3x.config import CONF_DIR, TrainConfig
+from td3x.run_dir import seed_run_dirs
 from td3x.sweep import list_jobs
+from td3x.training import run
 
 ROW_OPTIONS = sorted(path.stem for path in (CONF_DIR / "ablation").glob("*.yaml"))
 

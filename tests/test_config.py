@@ -14,7 +14,7 @@ import yaml
 from omegaconf import DictConfig
 
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, to_typed
-from td3x.entrypoint import check_runtime
+from td3x.training import check_runtime
 
 PAPER_TABLES = json.loads((Path(__file__).parents[1] / "td3x" / "data" / "paper_tables.json").read_text())
 SHARED_TABLES = Path(__file__).parents[2] / "shared" / "reference" / "paper_tables.json"

@@ -19,10 +19,12 @@ import pytest
 
 from td3x import checkpoint
 from td3x.config import EnvConfig, TrainConfig
-from td3x.entrypoint import run
 from td3x.envs import make_env
-from td3x.evaluate import load_run, main
+from td3x.evaluate import main
+from td3x.evaluation import load_run
 from td3x.export import ONNX_FILE, sample_observations
+from td3x.run_dir import CHECKPOINT_FILE
+from td3x.training import run
 from td3x.video import TrainingVideos, configure_headless_rendering, gl_problem
 
 TINY = (
@@ -80,7 +82,7 @@ def test_checkpoint_reproduces_the_last_evaluation_exactly(
     assert record["length_mean"] == float(row["length_mean"])
     # the checkpoint file itself; episode 1 of the protocol is the episode that starts from seed 1000001. Alone, it
     # is acted for in batches of one instead of two: the matmuls round differently, in the last bits only
-    assert cli([str(run_dir / checkpoint.CHECKPOINT_FILE), "--episodes", "1", "--seed", "1000001"], capsys)[0] == 0
+    assert cli([str(run_dir / CHECKPOINT_FILE), "--episodes", "1", "--seed", "1000001"], capsys)[0] == 0
     assert eval_record(run_dir, 600, 1_000_001, 1)["returns"] == [pytest.approx(float(row["return_1"]), rel=1e-6)]
 
 
@@ -94,7 +96,7 @@ def test_video_is_an_mp4_of_the_evaluation_episode_and_reaches_wandb(
     frames = iio.imread(run_dir / "videos" / "step600_seed1000000.mp4")
     assert frames.shape == (record["lengths"][0] + 1, 480, 480, 3)  # the reset state, then one frame per step
     assert frames.dtype == np.uint8 and frames.std() > 10  # a scene, not a blank frame
-    run_id = checkpoint.load(run_dir / checkpoint.CHECKPOINT_FILE)["wandb_run_id"]
+    run_id = checkpoint.load(run_dir / CHECKPOINT_FILE)["wandb_run_id"]
     logged = list((run_dir / "wandb").glob(f"offline-run-*-{run_id}/files/media/videos/**/*.mp4"))
     assert len(logged) == 1  # the resumed offline run holds the video; `wandb sync` adds it to the run
 

@@ -21,6 +21,7 @@ import td3x
 from td3x import evaluate, resume
 from td3x.config import ConfigError
 from td3x.entrypoint import help_text, main
+from td3x.run_dir import is_timing_column
 
 BIN = Path(sys.executable).parent
 TINY = ("agent.hidden_sizes=[32,32]", "agent.batch_size=64", "run.eval_episodes=2", "logging.wandb_mode=disabled")
@@ -209,7 +210,7 @@ def environment() -> dict[str, str]:
 
 def eval_rows(run_dir: Path) -> list[dict[str, str]]:
     with (run_dir / "eval.csv").open() as file:
-        return [{k: v for k, v in row.items() if "time" not in k and "sps" not in k} for row in csv.DictReader(file)]
+        return [{k: v for k, v in row.items() if not is_timing_column(k)} for row in csv.DictReader(file)]
 
 
 @pytest.mark.slow

@@ -27,8 +27,9 @@ from omegaconf import OmegaConf
 from wandb_records import find_run_files, read_run
 
 from td3x.config import CONF_DIR, TrainConfig
-from td3x.entrypoint import run
+from td3x.run_dir import is_timing_column
 from td3x.sweep import list_jobs
+from td3x.training import run
 
 SLURM_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "slurm_local.sh"
 # tiny Pendulum runs: seconds each, updates from step 300, an evaluation every 200 steps
@@ -58,7 +59,7 @@ def learned(run_dir: Path) -> list[dict[str, str]]:
     """eval.csv without its timing columns: what must be bit-identical between two runs of one config."""
     with (run_dir / "eval.csv").open() as file:
         rows = list(csv.DictReader(file))
-    return [{key: value for key, value in row.items() if "time" not in key and "sps" not in key} for row in rows]
+    return [{key: value for key, value in row.items() if not is_timing_column(key)} for row in rows]
 
 
 def eval_steps(run_dir: Path) -> list[int]:
@@ -136,8 +137,8 @@ def test_td3x_leaves_submitits_signal_handlers_in_place_in_a_submitit_job(tmp_pa
         import signal
 
         from td3x.config import LoggingConfig, TrainConfig
-        from td3x.entrypoint import stop_after_checkpoint
         from td3x.trainer import Trainer
+        from td3x.training import stop_after_checkpoint
 
         before = signal.getsignal(signal.SIGTERM)
         trainer = Trainer(TrainConfig(logging=LoggingConfig(wandb_mode="disabled")), Path(run_dir))

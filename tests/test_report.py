@@ -18,13 +18,24 @@ from wandb_records import find_run_files, read_run
 
 from td3x.analysis import Report, Settings, build_report, tables, write_report
 from td3x.analysis.cli import main
-from td3x.analysis.metrics import last10_scores, max_average_return, seeded_bootstrap
+from td3x.analysis.metrics import (
+    BOOTSTRAP,
+    NO_INTERVAL,
+    STUDENT_T,
+    interval_method,
+    last10_scores,
+    max_average_return,
+    seeded_bootstrap,
+    stratified_t_interval,
+    t_interval,
+)
 from td3x.analysis.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
 from td3x.analysis.report import Written
-from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE
+from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, T_MARK, T_NOTE, UNTRAINED_PEAK
 from td3x.config import TrainConfig
 
 REPS = 50  # bootstrap replications: enough to exercise the code, fast
+T_975_DF2 = 4.302653  # Student-t's 97.5% quantile with 2 degrees of freedom (3 seeds), from any table
 EVAL_EVERY = 100
 N_EVALS = 12  # more than 10, so the last-10 mean differs from the mean of the whole curve
 TABLE1_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5"]
@@ -165,7 +176,7 @@ def test_table2_cells_equal_a_hand_computation_and_leave_out_unfinished_runs(rep
     # these runs are shorter than the paper's 1M steps: its number is there for scale, marked, with no Δ
     assert table2.loc["TD3", "Hopper-v5"].endswith(f"n=3; paper {paper}{SHORT_MARK}")
     table2_section = written.markdown.split("## Table 2 layout")[1].split("\n## ")[0]
-    assert table2_section.rstrip().endswith(SHORT_NOTE)
+    assert table2_section.rstrip().endswith(f"{T_NOTE}\n\n{SHORT_NOTE}")  # 3 seeds: a Student-t interval
     assert table2.loc["TD3 - CDQ", "Hopper-v5"].endswith("(!)")
 
 
@@ -228,6 +239,62 @@ def test_seed_study_for_cells_with_many_seeds(report: Report) -> None:
     assert all(0.0 <= rate.significant <= 1.0 for rate in study.welch)
 
 
+def test_the_interval_rule_is_student_t_below_5_seeds_and_the_bootstrap_from_5(report: Report) -> None:
+    assert [interval_method(n) for n in (1, 2, 3, 4, 5, 8)] == [NO_INTERVAL, *[STUDENT_T] * 3, BOOTSTRAP, BOOTSTRAP]
+    assert interval_method(3, has_t_form=False) == NO_INTERVAL
+    # by hand: 1, 2, 6 has mean 3 and s = √7; Student-t on 2 df
+    mean, low, high = t_interval(np.array([[1.0], [2.0], [6.0]]))
+    half = T_975_DF2 * np.sqrt(7 / 3)
+    assert (mean[0], low[0], high[0]) == pytest.approx((3, 3 - half, 3 + half))
+    # Hopper's TD3 cell has 3 seeds: Student-t, marked; Pendulum's has 8: the bootstrap, unmarked
+    hopper, pendulum = report.stats[("TD3", "Hopper-v5")], report.stats[("TD3", "Pendulum-v1")]
+    scores = np.array([last10(curve(1000, s)) for s in range(3)])
+    half = T_975_DF2 * scores.std(ddof=1) / np.sqrt(3)
+    assert hopper.last10.method == STUDENT_T and hopper.interval == STUDENT_T
+    assert (hopper.last10.low, hopper.last10.high) == pytest.approx((scores.mean() - half, scores.mean() + half))
+    assert pendulum.last10.method == BOOTSTRAP
+    pendulum_scores = [last10(curve(-1000, s)) for s in range(8)]
+    assert min(pendulum_scores) <= pendulum.last10.low < pendulum.last10.high <= max(pendulum_scores)
+    assert tables.table2_text(hopper).split(" n=3")[0].endswith(T_MARK)
+    assert T_MARK not in tables.table2_text(pendulum)
+    # the learning curves' bands follow the same rule
+    curves = np.stack([curve(1000, s) for s in range(3)])
+    assert hopper.band.high == pytest.approx(curves.mean(0) + T_975_DF2 * curves.std(0, ddof=1) / np.sqrt(3))
+
+
+def test_aggregates_give_each_cell_s_seeds_and_below_5_a_student_t_mean(report: Report, written: Written) -> None:
+    by_row = {aggregate.row: aggregate for aggregate in report.aggregates}
+    cdq = by_row["TD3 - CDQ"]  # 2 seeds per env: a Student-t mean, no IQM interval, no P(X > Y) interval
+    assert cdq.cell_seeds == {"Hopper-v5": 2, "Pendulum-v1": 2}
+    assert cdq.mean.method == STUDENT_T and cdq.iqm.method == NO_INTERVAL and np.isnan(cdq.iqm.low)
+    assert cdq.improvement is not None and cdq.improvement.method == NO_INTERVAL
+    value, low, high = stratified_t_interval(cdq.scores)
+    assert (cdq.mean.value, cdq.mean.low, cdq.mean.high) == (value, low, high)
+    # by hand: one env's stratified interval is the plain Student-t one
+    single = np.array([[1.0], [2.0], [6.0]])
+    assert stratified_t_interval(single) == pytest.approx(tuple(float(v[0]) for v in t_interval(single)))
+    frame = written.frames["aggregates"]
+    assert frame.loc["TD3", "envs (cell seeds)"] == "Hopper-v5 (3), Pendulum-v1 (8)"
+    assert frame.loc["TD3", "seeds pooled per env"] == 3
+
+
+def test_table1_leaves_out_a_maximum_that_is_the_untrained_policy_s(tmp_path: Path) -> None:
+    """A run whose return only falls after step 0 (Ant's first 100k steps: the policy is still the untrained one at
+    5k steps) has no Table 1 number."""
+    for seed in range(3):
+        returns = 1000.0 - 10.0 * np.arange(N_EVALS) + seed
+        returns[1] = returns[0]  # the untrained policy again at the first evaluation after step 0
+        write_run(tmp_path / f"ant/{seed}", "Ant-v5", "TD3", seed, returns)
+        write_run(tmp_path / f"hopper/{seed}", "Hopper-v5", "TD3", seed, curve(1000, seed))
+    report = build_report([tmp_path], Settings(reps=REPS))
+    ant, hopper = report.stats[("TD3", "Ant-v5")], report.stats[("TD3", "Hopper-v5")]
+    assert ant.peak_untrained and not hopper.peak_untrained
+    assert tables.table1_text(ant).startswith(f"{UNTRAINED_PEAK} n=3; paper 4372.44")
+    cells = tables.cells_csv_frame(report.grid, report.stats, 100_000).set_index("env")
+    assert cells.loc["Ant-v5", "max_is_untrained"] and np.isnan(cells.loc["Ant-v5", "max_mean"])
+    assert hopper.peak is not None and cells.loc["Hopper-v5", "max_mean"] == pytest.approx(hopper.peak.value)
+
+
 def test_files_written(sweep: Path, written: Written) -> None:
     out = sweep.parent / "out"
     for name in ("table2", "table1", "cells", "runs", "aggregates", "seed_study", "seed_study_welch"):
@@ -256,7 +323,7 @@ def test_report_is_deterministic_and_leaves_numpys_global_rng_alone(sweep: Path)
             second.stats[key].last10.low,
             second.stats[key].last10.high,
         )
-    assert [a.iqm for a in first.aggregates] == [a.iqm for a in second.aggregates]
+    assert [repr(a.iqm) for a in first.aggregates] == [repr(a.iqm) for a in second.aggregates]  # NaN bounds alike
     with seeded_bootstrap(0) as random_state:
         assert random_state.randint(1000) == np.random.RandomState(0).randint(1000)
 
@@ -323,9 +390,12 @@ def test_run_dirs_of_the_authors_curves_give_the_papers_numbers(tmp_path: Path) 
 def test_bias_table_gives_each_estimate_at_the_last_evaluation_and_over_the_run(written: Written) -> None:
     q1, min_q = np.linspace(5, 50, N_EVALS), np.linspace(-5, 5, N_EVALS)  # seed k's Q1 bias is q1 + k
     text = written.frames["bias"].loc["TD3", "Hopper-v5"]
-    assert text.startswith("Q1 +51.00 [")  # the mean over seeds 0-2 of 50 + k
+    assert text.startswith("Q1 +51.00 [")  # the mean over seeds 0-2 of 50 + k: 50, 51, 52
+    half = T_975_DF2 * 1.0 / np.sqrt(3)  # Student-t over 3 seeds, s = 1
+    assert f"[{51 - half:.2f}, {51 + half:.2f}]{T_MARK}," in text
     assert text.endswith(
-        f"run mean {q1[1:].mean() + 1:+.2f}; min over critics +5.00 [5.00, 5.00], run mean {min_q[1:].mean():+.2f}"
+        f"run mean {q1[1:].mean() + 1:+.2f}; min over critics +5.00 [5.00, 5.00]{T_MARK}, run mean "
+        f"{min_q[1:].mean():+.2f}"
     )
     cells = written.frames["cells"].set_index(["row", "env"])
     assert cells.loc[("TD3", "Hopper-v5"), "bias_q1_last"] == pytest.approx(51.0)
@@ -342,7 +412,7 @@ def test_one_critic_rows_show_q1_alone_since_their_min_over_critics_is_q1(tmp_pa
     report = build_report([tmp_path], Settings(reps=REPS))
     assert list(report.stats[("AHE", "Hopper-v5")].bias) == ["bias_q1"]
     text = write_report(report, tmp_path / "out", "none").frames["bias"].loc["AHE", "Hopper-v5"]
-    assert text.startswith("Q1 +90.00 [90.00, 90.00], run mean ") and "min over critics" not in text
+    assert text.startswith(f"Q1 +90.00 [90.00, 90.00]{T_MARK}, run mean ") and "min over critics" not in text
 
 
 def test_compute_table_counts_processes_core_hours_and_steps_per_core_second(tmp_path: Path) -> None:
@@ -402,7 +472,7 @@ def test_cli_prints_markdown_and_refuses_paths_without_runs(
 def test_report_on_a_real_sweep(
     make_config: Callable[..., TrainConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from td3x.entrypoint import run
+    from td3x.training import run
 
     tiny = ("run.total_steps=600", "run.eval_every=200", "run.eval_episodes=2", "env.random_steps=300")
     tiny += ("agent.hidden_sizes=[16,16]", "agent.batch_size=32")

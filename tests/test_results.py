@@ -79,12 +79,47 @@ def test_the_results_page_quotes_the_report_s_tables_and_plots() -> None:
     assert " ".join(REPORT_COMMAND) in page
 
 
+def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
+    """The fidelity test's primary table is on the page whole: every row and env, whatever its outcome."""
+    page = PAGE.read_text().splitlines()
+    fidelity = pd.read_csv(REPORT / "fidelity.csv")
+    assert len(fidelity) == 7 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
+    for row, env, outcome in fidelity[["row", "env", "outcome"]].itertuples(index=False):
+        lines = [line for line in page if line.startswith(f"| {row} | {env} | ") and line.endswith(f" | {outcome} |")]
+        assert len(lines) == 1, (row, env)
+
+
 @pytest.mark.parametrize(("page", "at_least"), [(PAGE, 10), (ROOT / "docs" / "protocol.md", 2)])
 def test_the_numbers_that_pages_quote_from_the_results_are_the_report_s(page: Path, at_least: int) -> None:
-    """Each figure written into a sentence (a return, a bias, a count "k of n") is in report.md."""
+    """Each figure written into a sentence (a return, a bias, a p-value, a count "k of n") is in report.md."""
     text, report = page.read_text().replace("−", "-"), (REPORT / "report.md").read_text()
     prose = "\n".join(line for line in text.splitlines() if not line.startswith("|"))
-    quoted = re.findall(r"[+-]?\d+\.\d\d\b|\b\d+ of \d+\b", prose)
+    quoted = re.findall(r"[+-]?\d+\.\d{2,}\b|\b\d+ of \d+\b", prose)
     assert len(quoted) >= at_least
     assert [number for number in quoted if number.lstrip("+") not in report] == []
 
+
+# an absolute path of a POSIX, macOS or Windows machine, or the keys that named the machine, inside a file's text
+MACHINE_TRACES = re.compile(
+    r"""(^|[\s"'`(=\[])(/(home|root|work|tmp|Users|var|opt|mnt)/|[A-Z]:\\\\)"""  # an absolute path
+    r"""|"(hostname|cwd|pid)":"""  # provenance keys that named the machine
+)
+
+
+def test_nothing_under_docs_names_the_machine_it_was_made_on() -> None:
+    """Published files carry no absolute path, user or host name: provenance.json and summary.json record paths
+    relative to the run dir or the working dir, and the command as typed."""
+    leaks = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}"
+        for path in sorted((ROOT / "docs").rglob("*"))
+        if path.is_file() and path.suffix in {".md", ".json", ".yaml", ".csv", ".jsonl", ".tex", ".py", ".css"}
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if MACHINE_TRACES.search(line)
+    ]
+    assert not leaks, "\n".join(leaks)
+
+
+def test_committed_provenance_says_which_cpu_capability_it_ran_on_or_that_it_was_not_recorded() -> None:
+    for run_dir in committed_runs():
+        provenance = json.loads((run_dir / "provenance.json").read_text())
+        assert "cpu_capability" in provenance and "cpu_flags" in provenance, run_dir

@@ -1,11 +1,11 @@
-"""Resuming in-process, through ``td3x.entrypoint.run``: every piece of state beyond default TD3 survives a stop
+"""Resuming in-process, through ``td3x.training.run``: every piece of state beyond default TD3 survives a stop
 (Ornstein-Uhlenbeck noise, the observation normaliser, DQ-AC's second actor, the DDPG row's two Adam groups,
 ``episode_end``'s pending updates); a stop before the first checkpoint, SIGINT twice, a replay mismatch, a blow-up
 to NaN; and the refusals (another config, ``run.resume=never``, an extension without the buffer). The exact
 resumes train three short runs each (marked slow); the rest is the fast tier's share of resuming.
 
 Stops are real signals, sent by the process to itself at a chosen env step, so that the handler td3x installs
-(``td3x.entrypoint.stop_after_checkpoint``) does the stopping. SIGINT only: were the handler ever missing, Python's own
+(``td3x.training.stop_after_checkpoint``) does the stopping. SIGINT only: were the handler ever missing, Python's own
 turns it into a KeyboardInterrupt, never a dead test process.
 """
 
@@ -25,10 +25,11 @@ from run_files import assert_same_run, signal_at, without_timing
 
 from td3x import checkpoint
 from td3x.config import TrainConfig
-from td3x.entrypoint import run, stop_after_checkpoint
 from td3x.episode_tape import ReplayMismatch
-from td3x.resume import ResumeError
+from td3x.resume_plan import ResumeError
+from td3x.run_dir import CHECKPOINT_FILE
 from td3x.trainer import RunInterrupted, Trainer, TrainingError
+from td3x.training import run, stop_after_checkpoint
 
 MakeConfig = Callable[..., TrainConfig]
 SHORT = (
@@ -70,7 +71,7 @@ def test_a_stopped_run_resumes_exactly(
     with pytest.raises(RunInterrupted, match=f"stopped by SIGINT at env step {STOP_STEP}, after a checkpoint"):
         run(config, tmp_path / "stopped")
     monkeypatch.undo()
-    parts = checkpoint.load(tmp_path / "stopped" / checkpoint.CHECKPOINT_FILE)
+    parts = checkpoint.load(tmp_path / "stopped" / CHECKPOINT_FILE)
     assert parts["counters"]["step"] == STOP_STEP and len(parts["seeds"][0]["tape"]["actions"]) == STOP_STEP - 200
     if config.agent.update_schedule.value == "episode_end":
         assert parts["counters"]["pending_updates"] == STOP_STEP - 200
@@ -89,7 +90,7 @@ def test_sigint_twice_stops_at_once_and_resumes_from_the_last_checkpoint(
         run(config, tmp_path / "stopped")
     monkeypatch.undo()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers are given back
-    assert checkpoint.load(tmp_path / "stopped" / checkpoint.CHECKPOINT_FILE)["counters"]["step"] == 200
+    assert checkpoint.load(tmp_path / "stopped" / CHECKPOINT_FILE)["counters"]["step"] == 200
     stopped = summary(tmp_path / "stopped")
     assert stopped["status"] == "running" and str(stopped["interrupted"]).startswith("KeyboardInterrupt")
     run(config, tmp_path / "stopped")
@@ -106,7 +107,7 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again_cleanly(
     with pytest.raises(KeyboardInterrupt):
         run(config, tmp_path / "stopped")
     monkeypatch.undo()
-    assert not (tmp_path / "stopped" / checkpoint.CHECKPOINT_FILE).exists()
+    assert not (tmp_path / "stopped" / CHECKPOINT_FILE).exists()
     assert without_timing(tmp_path / "stopped" / "eval.csv")  # the attempt's rows, which a new start drops
     run(config, tmp_path / "stopped")
     assert_same_run(tmp_path / "stopped", tmp_path / "straight")
@@ -161,7 +162,7 @@ def test_a_replay_that_does_not_reach_the_saved_observation_is_an_error(
     with pytest.raises(RunInterrupted):
         run(config, tmp_path)
     monkeypatch.undo()
-    path = tmp_path / checkpoint.CHECKPOINT_FILE
+    path = tmp_path / CHECKPOINT_FILE
     parts = checkpoint.load(path)
     parts["seeds"][0]["obs"] = parts["seeds"][0]["obs"] + 1e-3  # as if the env had not been deterministic
     checkpoint.save(path, {key: value for key, value in parts.items() if key != "format_version"})
@@ -184,7 +185,7 @@ BLOW_UP = (  # Adam's first step moves every critic weight by ~lr = 1e30; the se
 
 def assert_last_good_checkpoint(run_dir: Path) -> None:
     """The checkpoint is the one of step 301, after the first update, and its networks are finite."""
-    parts = checkpoint.load(run_dir / checkpoint.CHECKPOINT_FILE)
+    parts = checkpoint.load(run_dir / CHECKPOINT_FILE)
     assert parts["counters"]["step"] == 301 and parts["agent"]["num_updates"] == 1
     for name in ("actor", "critic", "actor_target", "critic_target"):
         assert all(torch.isfinite(t).all() for t in parts["agent"][name].values())

@@ -24,10 +24,11 @@ from test_launchers import TINY, _last_eval_step, _wait_for, _weights, learned, 
 from test_sweep import td3x
 
 from td3x.analysis.runs import find_runs
-from td3x.config import CONF_DIR, TrainConfig, seed_run_dirs
-from td3x.entrypoint import run
+from td3x.config import CONF_DIR, TrainConfig
+from td3x.run_dir import seed_run_dirs
 from td3x.sweep import Job, launcher_resources, list_jobs
 from td3x.trainer import RunInterrupted
+from td3x.training import run
 
 __all__ = ["slurm_cluster"]  # a fixture, imported so that this module's tests can use it
 

@@ -18,9 +18,9 @@ import pytest
 from run_files import signal_at, without_timing
 
 from td3x.config import TrainConfig
-from td3x.entrypoint import run
 from td3x.sweep import main
 from td3x.trainer import RunInterrupted, TrainingError
+from td3x.training import run
 
 MakeConfig = Callable[..., TrainConfig]
 SWEEP = (

@@ -17,9 +17,10 @@ import torch
 import td3x
 from td3x import checkpoint
 from td3x.config import TrainConfig
-from td3x.entrypoint import run
 from td3x.rollout import evaluate
+from td3x.run_dir import CHECKPOINT_FILE, is_timing_column
 from td3x.trainer import Trainer
+from td3x.training import run
 
 TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2")
 MakeConfig = Callable[..., TrainConfig]
@@ -31,7 +32,7 @@ def read_eval(run_dir: Path) -> list[dict[str, str]]:
 
 
 def without_timing(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    return [{k: v for k, v in row.items() if "time" not in k and "sps" not in k} for row in rows]
+    return [{k: v for k, v in row.items() if not is_timing_column(k)} for row in rows]
 
 
 def test_updates_start_at_max_of_random_steps_and_batch_size(make_config: MakeConfig, tmp_path: Path) -> None:
@@ -114,7 +115,7 @@ def test_termination_is_stored_as_terminal(make_config: MakeConfig, tmp_path: Pa
 
 
 def final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
-    return checkpoint.load(run_dir / checkpoint.CHECKPOINT_FILE)["agent"]["actor"]
+    return checkpoint.load(run_dir / CHECKPOINT_FILE)["agent"]["actor"]
 
 
 def test_same_seed_same_numbers_other_seed_differs(make_config: MakeConfig, tmp_path: Path) -> None:
@@ -167,9 +168,14 @@ def test_run_dir_files(make_config: MakeConfig, tmp_path: Path) -> None:
     assert provenance["versions"]["torch"] == torch.__version__  # the installed torch, local tag (+cpu) included
     assert provenance["versions"]["td3x"] == td3x.__version__
     assert provenance["git_commit"] in heads and isinstance(provenance["git_dirty"], bool)
-    assert {"git_commit", "git_dirty", "cpu", "hostname", "command", "slurm_job_id", "python"} <= set(provenance)
+    assert {"git_commit", "git_dirty", "cpu", "command", "slurm_job_id", "python"} <= set(provenance)
+    assert provenance["cpu_capability"] == torch.backends.cpu.get_cpu_capability()  # what decides fp32 numerics
+    assert set(provenance["cpu_flags"]) <= {"avx2", "avx512f", "avx512_bf16", "amx_tile"}
+    assert not {"hostname", "cwd", "pid", "platform"} & set(provenance)  # fit to publish: no machine's names
+    assert not any(part.startswith("/") for part in provenance["command"])  # the command as typed, no paths
     parts = checkpoint.load(tmp_path / "checkpoint.pt")
-    assert {"agent", "buffer", "seeds", "global_rng", "counters", "config", "config_hash"} <= set(parts)
+    assert {"agent", "buffer", "seeds", "global_rng", "counters", "config"} <= set(parts)
+    assert "config_hash" not in parts  # nothing read it: resuming hashes the stored config
     assert {"noise", "generators", "tape", "obs", "eval_returns", "wandb_run_id"} <= set(parts["seeds"][0])
     assert parts["counters"]["step"] == 500 and parts["agent"]["num_updates"] == 400
 
@@ -187,7 +193,7 @@ def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_pa
     import yaml
 
     from td3x.analysis.runs import find_runs
-    from td3x.evaluate import RunError, evaluate_run, load_run
+    from td3x.evaluation import RunError, evaluate_run, load_run
 
     overrides = (
         *TINY,
@@ -251,11 +257,11 @@ def test_seed_k_of_a_k_seed_run_collects_what_seed_k_alone_collects(make_config:
     those of seed k trained alone, bit for bit (Hopper: each seed's episodes end at their own steps)."""
     overrides = (*TINY, "env=hopper", "run.total_steps=300", "env.random_steps=300", "run.keep_buffer=true")
     run(make_config(*overrides, "seed=4", "run.num_seeds=2"), tmp_path / "k")
-    stacked = checkpoint.load(tmp_path / "k" / checkpoint.CHECKPOINT_FILE)["buffer"]
+    stacked = checkpoint.load(tmp_path / "k" / CHECKPOINT_FILE)["buffer"]
     assert not np.array_equal(stacked["action"][0], stacked["action"][1])
     for k, seed in enumerate((4, 5)):
         run(make_config(*overrides, f"seed={seed}"), tmp_path / str(seed))
-        alone = checkpoint.load(tmp_path / str(seed) / checkpoint.CHECKPOINT_FILE)["buffer"]
+        alone = checkpoint.load(tmp_path / str(seed) / CHECKPOINT_FILE)["buffer"]
         for name in ("obs", "action", "reward", "next_obs", "terminated"):
             assert np.array_equal(stacked[name][k], alone[name][0]), name
         assert stacked["terminated"][k].sum() > 1  # episodes ended and restarted within the phase

@@ -4,8 +4,8 @@ trains, so it imports nothing else from td3x but ``td3x.cli`` (``--version`` and
 Modules: ``runs`` (find and load run dirs), ``cells`` (group runs into rows × envs, flag what is not averaged),
 ``metrics`` (the paper's metrics and rliable's statistics), ``cell_stats`` (one cell's numbers), ``aggregates``
 (normalised scores across envs), ``seeds`` (the seed study), ``paper`` (the published numbers and curves),
-``fidelity`` (our TD3 points within the authors' published spread), ``tables``, ``plots``, ``wandb_export``,
-``report`` (build and write) and ``cli`` (``td3x-report``).
+``fidelity`` (every row against the authors' published TD3 curves: Welch's test, its margin and a held-out
+yardstick), ``tables``, ``plots``, ``wandb_export``, ``report`` (build and write) and ``cli`` (``td3x-report``).
 """
 
 from td3x.analysis.report import Report, Settings, build_report, write_report

@@ -1,5 +1,7 @@
-"""Aggregates across envs, one per table row: the IQM and mean of normalised scores with stratified bootstrap
-CIs, the probability of improvement over the TD3 row, and performance profiles (rliable; Agarwal et al. 2021).
+"""Aggregates across envs, one per table row: the IQM and mean of normalised scores, the probability of
+improvement over the TD3 row, and performance profiles (rliable; Agarwal et al. 2021), with 95% intervals by the
+interval rule (``metrics.interval_method``): stratified bootstrap CIs from 5 seeds per env; below, a Student-t
+interval for the mean and none for the others.
 
 Scores are each seed's Table 2 metric (last-10 mean), normalised per env so that envs of different return scales
 can be pooled: ``score / paper TD3 Table 2 score`` on the paper's four Table 2 envs. On any other env (Pendulum,
@@ -42,16 +44,18 @@ class RowAggregate:
     Attributes:
         row: the row label.
         envs: the normalisable envs the row has complete runs on.
+        cell_seeds: per env, how many complete seeds the row's cell there has.
         seeds: the seeds complete on every one of those envs (the bootstrap needs one score per seed and env).
         scores: normalised scores, shape (seeds, envs).
-        iqm: interquartile mean over all (seed, env) scores, with CI.
-        mean: mean over envs of the mean over seeds, with CI.
+        iqm: interquartile mean over all (seed, env) scores, with its interval (none below 5 seeds).
+        mean: mean over envs of the mean over seeds, with its interval.
         reference: the TD3 row it is compared with (None for that row itself or when there is none).
         improvement: P(row > reference) over the envs both have, with CI.
     """
 
     row: str
     envs: list[str]
+    cell_seeds: dict[str, int]
     seeds: list[int]
     scores: np.ndarray
     iqm: Estimate
@@ -120,7 +124,15 @@ def aggregate_rows(
             matrices[row] = (_normalise(raw, envs, normalisers), envs, seeds)
     estimates = iqm_and_mean({row: matrix for row, (matrix, _, _) in matrices.items()}, reps, seed)
     return [
-        RowAggregate(row, envs, seeds, matrix, *estimates[row], *_improvement(grid, row, matrices, reps, seed))
+        RowAggregate(
+            row,
+            envs,
+            {env_id: len(scores[(row, env_id)]) for env_id in envs},
+            seeds,
+            matrix,
+            *estimates[row],
+            *_improvement(grid, row, matrices, reps, seed),
+        )
         for row, (matrix, envs, seeds) in matrices.items()
     ]
 

@@ -1,5 +1,6 @@
-"""The numbers of one table cell, from its complete runs' eval.csv files: the paper's metrics with bootstrap CIs,
-the learning curve with its band, and the critics' overestimation bias when the runs logged it."""
+"""The numbers of one table cell, from its complete runs' eval.csv files: the paper's metrics with 95% intervals
+(by the interval rule of ``metrics.interval_method``: Student-t below 5 seeds, percentile bootstrap from 5), the
+learning curve with its band, and the critics' overestimation bias when the runs logged it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from td3x.analysis.metrics import (
     Peak,
     area_under_curve,
     curve_bands,
+    interval_method,
     last10_scores,
     max_average_return,
     mean_estimates,
@@ -35,12 +37,12 @@ class CellStats:
         cell: the cell (its complete runs are the ones used).
         steps: the evaluation steps every complete run has.
         curves: the runs' returns at those steps, shape (seeds, steps), in seed order.
-        last10: Table 2's metric: mean over seeds of the last-10 mean, with CI.
+        last10: Table 2's metric: mean over seeds of the last-10 mean, with its 95% interval.
         peak: Table 1's metric (None with no evaluation after step 0).
-        at_step: the return at the report's ``at_step``, with CI (NaN when runs stop earlier).
-        auc: the area under the curve per step (the return averaged over training), with CI.
-        band: the mean learning curve with a pointwise CI.
-        bias: per overestimation column logged by every run, its mean curve with a CI.
+        at_step: the return at the report's ``at_step``, with its interval (NaN when runs stop earlier).
+        auc: the area under the curve per step (the return averaged over training), with its interval.
+        band: the mean learning curve with a pointwise 95% interval.
+        bias: per overestimation column logged by every run, its mean curve with a pointwise 95% interval.
     """
 
     cell: Cell
@@ -57,6 +59,18 @@ class CellStats:
     def scores(self) -> dict[int, float]:
         """Each seed's last-10 mean."""
         return dict(zip(self.cell.seeds, map(float, last10_scores(self.curves)), strict=True))
+
+    @property
+    def interval(self) -> str:
+        """How the cell's 95% intervals were made (``metrics.interval_method`` of its number of seeds)."""
+        return interval_method(len(self.curves))
+
+    @property
+    def peak_untrained(self) -> bool:
+        """Whether Table 1's maximum is the untrained policy's: no evaluation after step 0 has a seed-mean return
+        above step 0's (on Ant, for one, the policy is still the untrained one at 5k steps, scoring what it scored
+        at step 0)."""
+        return bool(self.peak is not None and self.steps[0] == 0 and self.peak.value <= self.curves[:, 0].mean())
 
     @property
     def last10_has_step0(self) -> bool:
@@ -99,7 +113,7 @@ def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | No
     Args:
         cell: the cell.
         at_step: the env step for the "return at" column, e.g. 100_000.
-        reps: bootstrap replications.
+        reps: bootstrap replications (cells with 5 or more seeds).
         seed: seeds the resampling.
     """
     if not cell.runs:

@@ -14,29 +14,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from td3x.analysis.paper import TD3_ROW, paper_env, paper_tables, table2_rows
 from td3x.analysis.runs import Run
-
-# keys that never change what a run learns or how it is scored: where and how it ran and was logged, the keys that
-# are the table's own axes (row, env, seed), and the Hydra group choices (their values are in the other keys)
-NON_RESULT_KEYS = frozenset(
-    {
-        "seed",
-        "paper_row",
-        "env.id",
-        "run.checkpoint_every",
-        "run.log_every",
-        "run.device",
-        "run.num_threads",
-        "run.num_seeds",  # K seeds in one process learn by the same math as alone; only float rounding differs
-        "run.resume",
-        "run.keep_buffer",
-        "run.compile",
-    }
-)
-NON_RESULT_PREFIXES = ("logging.", "choices")
+from td3x.config import flatten
+from td3x.inert_keys import REPORT_INERT, is_inert
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,29 +89,11 @@ class Grid:
         return max(td3_rows, key=lambda label: sum(cell_row == label for cell_row, _ in self.cells))
 
 
-def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
-    """A nested config as ``{"agent.tau": "0.005", ...}``, every value as text (lists too).
-
-    Args:
-        tree: a parsed config.yaml (or a part of it).
-        prefix: the dotted path of ``tree`` within the whole config.
-    """
-    flat: dict[str, str] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict) and value:
-            flat |= flatten(value, f"{prefix}{key}.")
-        else:
-            flat[f"{prefix}{key}"] = str(value)
-    return flat
-
-
 def result_keys(run: Run) -> dict[str, str]:
-    """The run's config keys that can change its results (see NON_RESULT_KEYS)."""
-    return {
-        key: value
-        for key, value in flatten(run.config).items()
-        if key not in NON_RESULT_KEYS and not key.startswith(NON_RESULT_PREFIXES)
-    }
+    """The run's config keys that can change its results: all but :data:`td3x.inert_keys.REPORT_INERT` (where and
+    how it ran and was logged, the table's own axes: row, env, seed, and the group choices, whose values are in
+    the other keys)."""
+    return {key: str(value) for key, value in flatten(run.config).items() if not is_inert(key, REPORT_INERT)}
 
 
 def row_labels(runs: list[Run]) -> list[str]:

@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="td3x-report",
         description="Turn td3x run dirs into the paper's tables (Markdown on stdout, CSV and LaTeX), aggregate "
-        "statistics (rliable), the count of TD3 evaluations within the authors' published spread, and plots (PNG, "
+        "statistics (rliable), a test of every row against the authors' published TD3 curves, and plots (PNG, "
         "interactive HTML). Run dirs are found by their config.yaml.",
         formatter_class=HelpFormatter,
     )

@@ -16,8 +16,10 @@ import pandas as pd
 
 from td3x.analysis.cells import Cell, Grid
 from td3x.analysis.runs import Run
+from td3x.run_dir import process_dir
 
 UNKNOWN = "?"
+MIXED = "MIXED:"  # a cell whose runs ran on different CPU capabilities
 
 
 @dataclass(frozen=True)
@@ -39,16 +41,11 @@ class Process:
         return sum(int((run.summary or {}).get("steps") or 0) for run in self.runs)
 
 
-def process_dir(run: Run) -> Path:
-    """The dir of the process that trained ``run``: the run dir, or the K-seeds process dir above it."""
-    return run.path.parent if int(run.config["run"].get("num_seeds", 1)) > 1 else run.path
-
-
 def processes(cell: Cell) -> list[Process]:
     """A cell's complete runs grouped by the process that trained them, in path order."""
     by_dir: dict[Path, list[Run]] = {}
     for run in cell.runs:
-        by_dir.setdefault(process_dir(run), []).append(run)
+        by_dir.setdefault(process_dir(run.path, int(run.config["run"].get("num_seeds", 1))), []).append(run)
     return [Process(tuple(runs)) for _, runs in sorted(by_dir.items())]
 
 
@@ -69,6 +66,16 @@ def provenance_text(runs: tuple[Run, ...]) -> tuple[str, str]:
         commit = str(provenance.get("git_commit") or UNKNOWN)[:7]
         commits.add(commit + ("+dirty" if provenance.get("git_dirty") else ""))
     return ", ".join(sorted(cpus)), ", ".join(sorted(commits))
+
+
+def capability_text(runs: tuple[Run, ...]) -> str:
+    """The CPU capabilities (the fp32 kernels torch ran: ``AVX512``, ``AVX2``, ...) the runs recorded; ``MIXED``
+    marks a cell whose runs came from different ones (their numbers are not bit-comparable); ``not recorded`` for
+    runs of a td3x that did not record it."""
+    recorded = {str(capability) for run in runs if (capability := (run.provenance or {}).get("cpu_capability"))}
+    unrecorded = any(not (run.provenance or {}).get("cpu_capability") for run in runs)
+    text = ", ".join([*sorted(recorded), *(["not recorded"] if unrecorded else [])])
+    return f"{MIXED} {text}" if len(recorded) > 1 else text
 
 
 def compute_frame(grid: Grid) -> pd.DataFrame:
@@ -94,6 +101,7 @@ def compute_frame(grid: Grid) -> pd.DataFrame:
                 if core_seconds
                 else float("nan"),
                 "CPU": cpus,
+                "CPU capability": capability_text(cell.runs),
                 "code": commits,
             }
         )

@@ -1,8 +1,14 @@
-"""The paper's metrics on learning curves, and rliable's statistics (stratified bootstrap CIs, IQM, probability
-of improvement, performance profiles; Agarwal et al., NeurIPS 2021).
+"""The paper's metrics on learning curves, the report's 95% intervals over seeds, and rliable's statistics
+(stratified bootstrap CIs, IQM, probability of improvement, performance profiles; Agarwal et al., NeurIPS 2021).
 
 Curves are arrays of shape (seeds, evaluations) on one grid of env steps; entry 0 is the evaluation of the
 untrained policy at step 0.
+
+**The interval rule** (``interval_method``, the one place it is decided): a mean over 5 or more seeds gets a 95%
+percentile bootstrap CI; a mean over 2 to 4 seeds gets a Student-t 95% interval, mean ± t(0.975, n − 1)·s/√n. With
+n = 3 a percentile bootstrap's 2.5% and 97.5% points are the min and max of the seeds (each is drawn three times
+over with probability 1/27 > 2.5%): the range, not a 95% CI. Statistics with no Student-t form (the IQM, the
+probability of improvement, performance profiles) get no interval below 5 seeds.
 """
 
 from __future__ import annotations
@@ -15,20 +21,48 @@ from dataclasses import dataclass
 import numpy as np
 from rliable import library as rly
 from rliable import metrics as rly_metrics
+from scipy import stats
 from scipy.integrate import trapezoid
 
 PAPER_LAST_EVALUATIONS = 10  # Table 2: "average return over the last 10 evaluations"
 CONFIDENCE = 0.95
+MIN_BOOTSTRAP_SEEDS = 5  # below this, a percentile bootstrap's 95% CI is (about) the range of the seeds
+BOOTSTRAP = "percentile bootstrap"
+STUDENT_T = "Student-t"
+NO_INTERVAL = "none"
+
+
+def interval_method(n_seeds: int, has_t_form: bool = True) -> str:
+    """The report's rule for a 95% interval over ``n_seeds`` seeds: ``BOOTSTRAP`` from ``MIN_BOOTSTRAP_SEEDS``
+    seeds, ``STUDENT_T`` below (2 seeds at least), ``NO_INTERVAL`` below 2 seeds or, below
+    ``MIN_BOOTSTRAP_SEEDS``, for a statistic without a Student-t form.
+
+    Args:
+        n_seeds: the seeds the statistic rests on (per env, for a statistic pooled over envs).
+        has_t_form: whether the statistic is a mean (of means), for which a Student-t interval exists.
+    """
+    if n_seeds >= MIN_BOOTSTRAP_SEEDS:
+        return BOOTSTRAP
+    return STUDENT_T if n_seeds >= 2 and has_t_form else NO_INTERVAL
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with its 95% bootstrap CI (NaN bounds when fewer than 2 samples) and sample size."""
+    """A point estimate with its 95% interval (NaN bounds when it has none) and sample size.
+
+    Attributes:
+        value: the estimate.
+        low: the interval's lower bound.
+        high: its upper bound.
+        n: the seeds it rests on (per env, for a statistic pooled over envs).
+        method: how the interval was made: ``BOOTSTRAP``, ``STUDENT_T`` or ``NO_INTERVAL`` (``interval_method``).
+    """
 
     value: float
     low: float
     high: float
     n: int
+    method: str = BOOTSTRAP
 
 
 @dataclass(frozen=True)
@@ -44,8 +78,9 @@ class Peak:
 
 @dataclass(frozen=True, eq=False)  # arrays have no single truth value
 class Band:
-    """A mean curve with a band around it: a pointwise 95% bootstrap CI (learning curves), a percentile range
-    (the seed study's CI widths), or the mean ± 2 std across seeds (the authors' published curves)."""
+    """A mean curve with a band around it: a pointwise 95% interval over seeds (learning curves, made by the
+    interval rule), a percentile range (the seed study's CI widths), or the mean ± 2 std across seeds (the
+    authors' published curves)."""
 
     x: np.ndarray
     mean: np.ndarray
@@ -138,12 +173,58 @@ def interval_estimates(
         )
 
 
+def t_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Means over seeds (axis 0) with Student-t intervals, mean ± t((1 + confidence) / 2, n − 1)·s/√n (s with
+    ddof=1), column by column; NaN bounds below 2 seeds or where a column holds a NaN.
+
+    Args:
+        samples: shape (seeds, ...).
+        confidence: the interval's level.
+
+    Returns:
+        The means, lower bounds and upper bounds, each of shape ``samples.shape[1:]``.
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    n = len(samples)
+    mean = samples.mean(axis=0)
+    if n < 2:
+        nan = np.full_like(mean, np.nan)
+        return mean, nan, nan.copy()
+    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * samples.std(axis=0, ddof=1) / np.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def stratified_t_interval(scores: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """The mean over envs of the means over seeds, with a Student-t interval whose variance sums the envs'
+    (seeds are independent between envs) and whose degrees of freedom are Welch-Satterthwaite's.
+
+    Args:
+        scores: shape (seeds, envs), at least 2 seeds.
+        confidence: the interval's level.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    n, envs = scores.shape
+    mean = float(scores.mean())
+    if n < 2:
+        return mean, float("nan"), float("nan")
+    variances = scores.var(axis=0, ddof=1) / n / envs**2  # each env's share of the variance of the mean
+    total = float(variances.sum())
+    if not np.isfinite(total):
+        return mean, float("nan"), float("nan")
+    if total == 0:
+        return mean, mean, mean
+    df = total**2 / float(np.sum(variances**2 / (n - 1)))
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * np.sqrt(total)
+    return mean, mean - half, mean + half
+
+
 def pointwise_means(samples: np.ndarray, reps: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Means over seeds (axis 0) with 95% bootstrap CIs, for any number of metrics or curve points at once.
+    """Means over seeds (axis 0) with 95% intervals by the interval rule (``interval_method``), for any number of
+    metrics or curve points at once: Student-t below ``MIN_BOOTSTRAP_SEEDS`` seeds, else percentile bootstrap.
 
     The stratified bootstrap resamples seeds independently in every column, as one call per column would, at the
     cost of one call. Columns holding a NaN (a run too short for the metric), and all columns below 2 seeds (no
-    spread to resample), get NaN bounds.
+    spread), get NaN bounds.
 
     Args:
         samples: shape (seeds, ...).
@@ -154,11 +235,13 @@ def pointwise_means(samples: np.ndarray, reps: int, seed: int) -> tuple[np.ndarr
         The means, lower bounds and upper bounds, each of shape ``samples.shape[1:]``.
     """
     samples = np.asarray(samples, dtype=np.float64)
+    if interval_method(len(samples)) != BOOTSTRAP:
+        return t_interval(samples)
     flat = samples.reshape(len(samples), -1)
     mean = flat.mean(axis=0)
     low, high = np.full_like(mean, np.nan), np.full_like(mean, np.nan)
     finite = np.isfinite(flat).all(axis=0)
-    if len(flat) >= 2 and finite.any():
+    if finite.any():
         _, ci = interval_estimates({"x": flat[:, finite]}, _column_means, reps, seed)
         low[finite], high[finite] = ci["x"]
     shape = samples.shape[1:]
@@ -166,7 +249,7 @@ def pointwise_means(samples: np.ndarray, reps: int, seed: int) -> tuple[np.ndarr
 
 
 def mean_estimates(scores: np.ndarray, reps: int, seed: int) -> list[Estimate]:
-    """Each metric's mean over seeds with its bootstrap CI (see ``pointwise_means``).
+    """Each metric's mean over seeds with its 95% interval (see ``pointwise_means``).
 
     Args:
         scores: shape (seeds, metrics).
@@ -174,11 +257,15 @@ def mean_estimates(scores: np.ndarray, reps: int, seed: int) -> list[Estimate]:
         seed: seeds the resampling.
     """
     means, lows, highs = pointwise_means(scores, reps, seed)
-    return [Estimate(float(m), float(lo), float(hi), len(scores)) for m, lo, hi in zip(means, lows, highs, strict=True)]
+    method = interval_method(len(scores))
+    return [
+        Estimate(float(m), float(lo), float(hi), len(scores), method if np.isfinite(lo) else NO_INTERVAL)
+        for m, lo, hi in zip(means, lows, highs, strict=True)
+    ]
 
 
 def curve_bands(curves: np.ndarray, x: np.ndarray, reps: int, seed: int) -> list[Band]:
-    """Mean curves over seeds with pointwise bootstrap CIs (see ``pointwise_means``).
+    """Mean curves over seeds with pointwise 95% intervals (see ``pointwise_means``).
 
     Args:
         curves: shape (seeds, curves, points), e.g. the return and the bias columns of a cell's runs.
@@ -193,27 +280,38 @@ def curve_bands(curves: np.ndarray, x: np.ndarray, reps: int, seed: int) -> list
 def iqm_and_mean(
     score_matrices: Mapping[str, np.ndarray], reps: int, seed: int
 ) -> dict[str, tuple[Estimate, Estimate]]:
-    """The IQM and the mean of each key's (seeds, envs) normalised scores, each with a stratified bootstrap CI.
+    """The IQM and the mean of each key's (seeds, envs) normalised scores, each with a 95% interval by the
+    interval rule: stratified bootstrap CIs from ``MIN_BOOTSTRAP_SEEDS`` seeds; below, the mean gets a Student-t
+    interval (``stratified_t_interval``) and the IQM, which has no Student-t form, none.
 
     Args:
         score_matrices: per key, normalised scores of shape (seeds, envs).
         reps: bootstrap replications.
         seed: seeds the resampling.
     """
-    points, cis = interval_estimates(score_matrices, _iqm_and_mean, reps, seed)
+    bootstrapped = {key: m for key, m in score_matrices.items() if interval_method(m.shape[0]) == BOOTSTRAP}
+    points, cis = interval_estimates(bootstrapped, _iqm_and_mean, reps, seed) if bootstrapped else ({}, {})
     estimates = {}
     for key, matrix in score_matrices.items():
-        iqm, mean = (
-            Estimate(float(point), float(low), float(high), matrix.shape[0])
-            for point, low, high in zip(points[key], *cis[key], strict=True)
-        )
+        n = matrix.shape[0]
+        if key in bootstrapped:
+            iqm, mean = (
+                Estimate(float(point), float(low), float(high), n)
+                for point, low, high in zip(points[key], *cis[key], strict=True)
+            )
+        else:
+            nan = float("nan")
+            iqm = Estimate(float(rly_metrics.aggregate_iqm(matrix)), nan, nan, n, NO_INTERVAL)
+            value, low, high = stratified_t_interval(matrix)
+            mean = Estimate(value, low, high, n, interval_method(n) if np.isfinite(low) else NO_INTERVAL)
         estimates[key] = (iqm, mean)
     return estimates
 
 
 def probability_of_improvement(x: np.ndarray, y: np.ndarray, reps: int, seed: int) -> Estimate:
     """P(X > Y): the probability that a run of X scores above a run of Y on a random env (Mann-Whitney U over
-    runs, averaged over envs), with a stratified bootstrap CI.
+    runs, averaged over envs), with a stratified bootstrap CI when both have ``MIN_BOOTSTRAP_SEEDS`` seeds or
+    more (no interval below: it has no Student-t form).
 
     Args:
         x: scores of shape (seeds of X, envs).
@@ -221,15 +319,20 @@ def probability_of_improvement(x: np.ndarray, y: np.ndarray, reps: int, seed: in
         reps: bootstrap replications.
         seed: seeds the resampling.
     """
+    n = min(len(x), len(y))
+    if interval_method(n, has_t_form=False) != BOOTSTRAP:
+        value = float(rly_metrics.probability_of_improvement(x, y))
+        return Estimate(value, float("nan"), float("nan"), n, NO_INTERVAL)
     points, cis = interval_estimates({"x,y": (x, y)}, rly_metrics.probability_of_improvement, reps, seed)
-    return Estimate(float(points["x,y"]), float(cis["x,y"][0, 0]), float(cis["x,y"][1, 0]), min(len(x), len(y)))
+    return Estimate(float(points["x,y"]), float(cis["x,y"][0, 0]), float(cis["x,y"][1, 0]), n)
 
 
 def performance_profiles(
     score_matrices: Mapping[str, np.ndarray], taus: np.ndarray, reps: int, seed: int
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """rliable's performance profiles: per key, the fraction of runs (over seeds and envs) scoring above each tau,
-    with bootstrap CIs.
+    with bootstrap CIs for the keys with ``MIN_BOOTSTRAP_SEEDS`` seeds or more (the others get none: a profile
+    has no Student-t form).
 
     Args:
         score_matrices: per key, normalised scores of shape (seeds, envs).
@@ -238,7 +341,8 @@ def performance_profiles(
         seed: seeds the resampling.
     """
     with seeded_bootstrap(seed):  # create_performance_profile takes no random_state at all
-        return rly.create_performance_profile(dict(score_matrices), taus, reps=reps)
+        profiles, cis = rly.create_performance_profile(dict(score_matrices), taus, reps=reps)
+    return profiles, {key: ci for key, ci in cis.items() if interval_method(len(score_matrices[key])) == BOOTSTRAP}
 
 
 def _column_means(scores: np.ndarray) -> np.ndarray:

@@ -13,9 +13,9 @@ from td3x.analysis.aggregates import Normaliser, RowAggregate, aggregate_rows, m
 from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats, cell_stats
 from td3x.analysis.cells import Grid, make_grid
 from td3x.analysis.compute import compute_frame
-from td3x.analysis.fidelity import Fidelity, authors_band, fidelity
-from td3x.analysis.metrics import Band, last10_scores
-from td3x.analysis.paper import AUTHORS_EVAL_EVERY, TD3_ROW, paper_env
+from td3x.analysis.fidelity import ALPHA, PRIMARY, STATISTICS, Fidelity, authors_band, fidelities
+from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Band, last10_scores
+from td3x.analysis.paper import AUTHORS_EVAL_EVERY, paper_env
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seeds import MIN_SEEDS, SeedStudy, study_seeds
 
@@ -31,7 +31,8 @@ class Settings:
     """How the report computes its statistics.
 
     Attributes:
-        reps: bootstrap replications per CI (rliable's default is 50000; 2000 gives CI bounds stable to about 1%).
+        reps: bootstrap replications per CI (rliable's default is 50000; 2000 gives CI bounds stable to about 1%);
+            used by cells with 5 or more seeds (fewer get Student-t intervals).
         seed: seeds every bootstrap, so the same runs give the same report.
         at_step: the env step of the "return at" table.
     """
@@ -99,8 +100,9 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         if len(s.cell.runs) >= MIN_SEEDS
     ]
     aggregates = aggregate_rows(grid, scores, normalisers, settings.reps, settings.seed)
-    counts = [count for s in stats.values() if s.cell.paper_row == TD3_ROW and (count := fidelity(s)) is not None]
-    return Report(list(paths), runs, grid, stats, normalisers, aggregates, studies, counts, settings)
+    return Report(
+        list(paths), runs, grid, stats, normalisers, aggregates, studies, fidelities(stats.values()), settings
+    )
 
 
 def _untrained(stats: dict[tuple[str, str], CellStats]) -> dict[str, float]:
@@ -164,12 +166,13 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
 
 
 LATEX_CAPTIONS = {
-    "table2": "Average return over the last 10 evaluations: mean over seeds [95\\% bootstrap CI], beside the paper's "
+    "table2": "Average return over the last 10 evaluations: mean over seeds [95\\% interval], beside the paper's "
     "Table 2 (Fujimoto et al., 2018).",
     "table1": "Max average return: max of the seed-averaged curve $\\pm$ std across seeds at that evaluation, "
-    "beside the paper's Table 1.",
-    "aggregates": "Scores normalised per env, aggregated over envs: IQM and mean [95\\% stratified bootstrap CI], "
-    "and the probability of improvement over the TD3 row.",
+    "beside the paper's Table 1; not printed where no evaluation after step 0 beats step 0.",
+    "aggregates": "Scores normalised per env, aggregated over envs: IQM and mean [95\\% interval: stratified "
+    "bootstrap from 5 seeds per env; below, Student-t for the mean and none for the IQM], and the probability of "
+    "improvement over the TD3 row.",
 }
 
 
@@ -182,11 +185,16 @@ def write_tables(frames: dict[str, pd.DataFrame], out: Path) -> list[Path]:
     """
     files = [tables.write_csv(frame, out / f"{name}.csv") for name, frame in frames.items()]
     files += [
-        tables.write_latex(frames[name], out / f"{name}.tex", " ".join([caption, *_mark_notes(frames[name])]))
+        tables.write_latex(frames[name], out / f"{name}.tex", " ".join([caption, *_latex_notes(frames[name])]))
         for name, caption in LATEX_CAPTIONS.items()
         if name in frames
     ]
     return files
+
+
+def _latex_notes(frame: pd.DataFrame) -> list[str]:
+    """``_mark_notes`` for a LaTeX caption, whose text pandas does not escape (a bare % starts a comment)."""
+    return [note.replace("%", r"\%") for note in _mark_notes(frame)]
 
 
 def _mark_notes(frame: pd.DataFrame) -> list[str]:
@@ -266,14 +274,16 @@ def _curve_plots(report: Report, env_id: str, figures: Figures) -> None:
         name = plots.reference_label(paper_env(env_id) or env_id)
         bands[name] = reference
     counts = [
-        f"{f.row}: {f.text} evaluation points within the authors' mean ± 2 std"
+        f"{f.row}: p = {tables.p_text(f.run_mean.test.p)} against the authors' (Welch, mean over 5k..T); "
+        f"{f.text} points within their mean ± 2 std"
         for f in report.fidelity
         if f.env_id == env_id
     ]
     figures.bands(
         bands,
         f"curves_{env_id}",
-        f"{env_id}: evaluation return, mean over seeds and 95% CI" + "".join(f"\n{line}" for line in counts),
+        f"{env_id}: evaluation return, mean over seeds and 95% interval (Student-t below {MIN_BOOTSTRAP_SEEDS} seeds)"
+        + "".join(f"\n{line}" for line in counts),
         ("env steps", "average return"),
         "no run has a finite return",
         reference=name,
@@ -340,7 +350,7 @@ SECTIONS = (
     (
         "table2",
         "Table 2 layout: average return over the last 10 evaluations",
-        "Per seed the mean of its last 10 evaluations, then the mean over seeds [95% bootstrap CI] and the number of "
+        "Per seed the mean of its last 10 evaluations, then the mean over seeds [95% interval] and the number of "
         "seeds. *paper*: Table 2 of Fujimoto et al. (2018) for the gym -v1 task of the same name (other dynamics "
         "than Gymnasium v5), Δ = ours − paper.",
     ),
@@ -348,7 +358,9 @@ SECTIONS = (
         "table1",
         "Table 1: max average return",
         "The max over evaluations 1..end (step 0 excluded) of the seed-averaged curve ± the std across seeds "
-        "(ddof=0) at that evaluation, @ its env step. *paper*: Table 1 (TD3 with its std; DDPG; AHE as Our DDPG).",
+        "(ddof=0) at that evaluation, @ its env step. *paper*: Table 1 (TD3 with its std; DDPG; AHE as Our DDPG). "
+        "Where no evaluation after step 0 beats step 0 the maximum would be the untrained policy's return (the "
+        "policy is not updated during the random warm-up): it is not printed.",
     ),
     ("return_at", "Return at {at_step} env steps", "Interpolated between evaluations; n/a when runs stop earlier."),
     (
@@ -360,10 +372,13 @@ SECTIONS = (
     (
         "bias",
         "Overestimation bias",
-        "The critics' estimation bias (paper §4.1, Figs. 1-2): the mean of Q(s, a) minus the discounted return that "
-        "followed, over the states of each evaluation's episodes (`eval.csv`'s `bias_q1` and `bias_min_q`). Per "
-        "estimate, the mean over seeds at the last evaluation [95% bootstrap CI], then the seed-mean curve averaged "
-        "over evaluations 1..end. Positive: the critic overestimates. The bias plots draw the whole curves.",
+        "The critics' estimation bias as td3x measures it: at each evaluation, over the states the noise-free "
+        "policy's episodes visit, the mean of Q(s, a) minus the discounted return that followed in that episode "
+        "(`eval.csv`'s `bias_q1` and `bias_min_q`). The paper's §4.1 (Figs. 1-2) measured it otherwise: the value "
+        "estimate averaged over 10,000 replay-buffer states, against the average discounted return of 1,000 "
+        "rollouts from such states; other states, and another comparator. Per estimate, the mean over seeds at the "
+        "last evaluation [95% interval], then the seed-mean curve averaged over evaluations 1..end. Positive: the "
+        "critic overestimates. The bias plots draw the whole curves.",
     ),
 )
 
@@ -401,29 +416,51 @@ def _header(report: Report) -> str:
         f"# td3x report\n\n{len(report.runs)} run dirs under {', '.join(map(str, report.sources))}: {averaged} "
         f"averaged into {len(report.grid.cells)} cells, {len(report.runs) - averaged} not averaged. "
         f"{flagged} cells are marked (!): they have runs not averaged or seeds missing (see the last section). "
-        f"CIs are 95% percentile bootstrap CIs over seeds (rliable, {report.settings.reps} resamples, "
-        f"seed {report.settings.seed})."
+        f"Intervals are 95% over seeds: a percentile bootstrap (rliable, {report.settings.reps} resamples, seed "
+        f"{report.settings.seed}) for a cell with {MIN_BOOTSTRAP_SEEDS} or more seeds; for a cell with fewer, a "
+        f"Student-t interval, mean ± t(0.975, n−1)·s/√n, marked {tables.T_MARK}: with 3 seeds a percentile "
+        "bootstrap's 2.5% and 97.5% points are the min and max of the seeds, the range rather than a 95% interval."
     )
 
 
+FIDELITY_TITLE = "## Fidelity to the authors' TD3 curves"
+
+
 def _fidelity_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
-    if "fidelity" not in frames:
+    if not report.fidelity:
         return (
-            "## Fidelity to the authors' TD3 curves\n\nNo TD3 row on an env with the authors' published curves "
-            "(HalfCheetah, Hopper, Walker2d, Ant, Reacher, InvertedPendulum, InvertedDoublePendulum)."
+            f"{FIDELITY_TITLE}\n\nNo row on an env with the authors' published curves (HalfCheetah, Hopper, "
+            "Walker2d, Ant, Reacher, InvertedPendulum, InvertedDoublePendulum)."
         )
     frame = frames["fidelity"]
-    counts = frame[["env", "authors_env", "seeds", "steps", "last_step", "within mean ± 2 std", "authors' own within"]]
+    primary, secondary = (tables.fidelity_test_frame(report.fidelity, name) for name in STATISTICS)
+    counts = frame[["env", "authors_env", "seeds", "steps", "last_step", "within mean ± 2 std"]]
     ends = ["first_step", *tables.fidelity_text_columns("first"), "last_step", *tables.fidelity_text_columns("last")]
     returns = frame[["env", *ends]]
+    alpha = f"{ALPHA:g}"
     return (
-        "## Fidelity to the authors' TD3 curves\n\nThe authors' published TD3 curves (sfujim/TD3, "
-        "`learning_curves/`) are 10 seeds on the gym v1 MuJoCo tasks (mujoco-py, other dynamics than Gymnasium v5), "
-        "evaluated every 5000 env steps. Per env, how many of our TD3 evaluation points (every seed at every step) "
-        "lie within their 10-seed mean ± 2 std (population std) at the same env step, bounds included; steps the "
-        "authors did not evaluate are not counted. For scale, *authors' own within* is the share of the authors' own "
-        "points at those steps that lie in their band. The curve plots draw the band in black and give the count "
-        "under their title; `fidelity.csv` has the numbers."
+        f"{FIDELITY_TITLE}\n\nThe authors' published TD3 curves (sfujim/TD3, `learning_curves/`) are 10 seeds on "
+        "the gym v1 MuJoCo tasks (mujoco-py, other dynamics than Gymnasium v5), evaluated every 5000 env steps. "
+        "Every row on an env with those curves is compared with them over the env steps both evaluated, 0..T: TD3 "
+        "rows, and any other row as a control that the test should tell apart. A difference may be the task's (v5 "
+        "against v1) as much as the code's.\n\n"
+        f"**The primary test**, named before the runs it judges: Welch's two-sample t-test, at α = {alpha}, of each "
+        f"seed's {STATISTICS[PRIMARY]} (every shared evaluation after step 0) against the same statistic of the "
+        "authors' 10 seeds. The many comparisons are read per row: its envs' p-values are Holm-adjusted (*Holm p*), "
+        f"and the row *differs* from the authors on an env when its Holm p is below {alpha}. The return at T is "
+        "a secondary test, descriptive, unadjusted. Beside each p: the difference of means (ours − authors) with "
+        "its 95% Welch interval; *ruled out beyond*, the equivalence margin: the smallest Δ that two one-sided "
+        f"tests (TOST) at α = {alpha} accept, the largest |bound| of the 90% Welch interval, so differences beyond "
+        "±Δ are ruled out and smaller ones are not (no difference detected is not equivalence); and the held-out "
+        "yardstick: for n = our seeds, every split of the authors' 10 seeds into n held out and 10 − n kept, the "
+        "same test of the held-out seeds against the kept ones, and how many of those splits have a p at or below "
+        "ours. A small share says our p is rarer than a draw of the authors' own seeds gives; about half, that it "
+        "is typical of one. `fidelity.csv` has every number."
+        f"\n\n**Primary: {STATISTICS[PRIMARY]}**\n\n{tables.markdown(primary)}\n\n"
+        f"**Secondary (descriptive): {STATISTICS['final']}**\n\n{tables.markdown(secondary)}\n\n"
+        "The curve plots draw the authors' 10-seed mean ± 2 std (population std) in black and count our evaluation "
+        "points (every seed at every step both evaluated) within it, bounds included. The count is a picture, not a "
+        "test: a curve at half the authors' mean can stay inside a wide band."
         f"\n\n{tables.markdown(counts)}\n\n"
         "The returns at the first and the last step both evaluated: the untrained policy (step 0) and the end of "
         "our runs, our seeds' mean [min, max] beside the authors' 10-seed mean ± std. A gap at step 0 "
@@ -439,7 +476,10 @@ def _compute_section(frames: dict[str, pd.DataFrame]) -> str:
         "## Compute\n\nWhat each cell's complete runs cost, from their `summary.json`, `config.yaml` and "
         "`provenance.json`: the processes that trained them (in the K-seeds mode one process trains several seeds), "
         "the median wall time of a process, core-hours (wall time × threads, summed over processes) and env steps "
-        "per core-second; the CPU and the code commit they ran on. Wall times depend on what else the machine ran."
+        "per core-second; the CPU, its capability (the fp32 kernels torch dispatched to: `AVX512`, `AVX2`, ...) and "
+        "the code commit they ran on. Wall times depend on what else the machine ran. The same seed gives the same "
+        "numbers bit for bit on the same CPU capability, not across capabilities: a cell marked `MIXED:` holds runs "
+        "from different ones."
         f"\n\n{tables.markdown(frames['compute'])}"
     )
 
@@ -456,9 +496,14 @@ def _aggregates_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
         return f"## Aggregates across envs\n\nNo env could be normalised. {note}"
     return (
         "## Aggregates across envs\n\nEach seed's last-10 mean, normalised per env (1 = reference, 0 = zero below), "
-        "pooled over envs on the seeds every env of the row has: IQM (interquartile mean) and mean with 95% "
-        "stratified bootstrap CIs, and P(row > TD3 row), the probability that a run of the row beats a run of TD3 "
-        "on a random env (rliable; Agarwal et al., 2021). Performance profiles are in "
+        "pooled over envs on the seeds every env of the row has (*envs* gives each cell's own seeds): IQM "
+        "(interquartile mean) and mean, and P(row > TD3 row), the probability that a run of the row beats a run of "
+        "TD3 on a random env (rliable; Agarwal et al., 2021). With "
+        f"{MIN_BOOTSTRAP_SEEDS} or more seeds pooled per env each gets a 95% stratified bootstrap CI; with fewer, "
+        f"the mean gets a Student-t interval ({tables.T_MARK}: the envs' variances summed, Welch-Satterthwaite "
+        "degrees of freedom) and the IQM and P(row > TD3 row), which have no Student-t form, get none. Performance "
+        "profiles (their bands likewise only from "
+        f"{MIN_BOOTSTRAP_SEEDS} seeds) are in "
         f"`{PLOTS_DIR}/performance_profiles.png`. {note}\n\n{tables.markdown(frames['normalisers'])}\n\n"
         f"{tables.markdown(frames['aggregates'])}"
     )

@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
-CONFIG_FILE, EVAL_FILE, SUMMARY_FILE, PROVENANCE_FILE = "config.yaml", "eval.csv", "summary.json", "provenance.json"
+from td3x.run_dir import CONFIG_FILE, EVAL_FILE, PROVENANCE_FILE, SUMMARY_FILE, WANDB_DIR
+
 # these hold config.yaml files that are not a run's own: W&B's run files and Hydra's unresolved copy
-SKIPPED_DIRS = frozenset({"wandb", ".hydra"})
+SKIPPED_DIRS = frozenset({WANDB_DIR, ".hydra"})
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: it holds a DataFrame

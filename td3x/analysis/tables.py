@@ -1,9 +1,10 @@
 """The report's tables as pandas DataFrames, and their Markdown, CSV and LaTeX renderings.
 
-Display tables (rows × envs) hold text: a cell reads ``mean [95% CI] n=seeds`` with the paper's number and our
-difference beside it; ``(!)`` marks a cell that rests on fewer runs than were meant to be there (the report's
-"Runs not averaged" section says which and why), and ``†`` a last-10 mean that takes in the untrained policy's
-step-0 evaluation (runs with 10 or fewer evaluations). Tidy CSVs hold the numbers, one line per cell or run.
+Display tables (rows × envs) hold text: a cell reads ``mean [95% interval] n=seeds`` with the paper's number and
+our difference beside it; ``§`` marks a Student-t interval (fewer than 5 seeds: ``metrics.interval_method``),
+``(!)`` a cell that rests on fewer runs than were meant to be there (the report's "Runs not averaged" section says
+which and why), and ``†`` a last-10 mean that takes in the untrained policy's step-0 evaluation (runs with 10 or
+fewer evaluations). Tidy CSVs hold the numbers, one line per cell or run.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import pandas as pd
 from td3x.analysis.aggregates import Normaliser, RowAggregate
 from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats
 from td3x.analysis.cells import Grid
-from td3x.analysis.fidelity import SPREAD, Fidelity
-from td3x.analysis.metrics import Band, Estimate
+from td3x.analysis.fidelity import ALPHA, PRIMARY, SPREAD, Comparison, Fidelity
+from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, Estimate
 from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
 from td3x.analysis.seeds import SeedStudy
 
@@ -33,10 +34,27 @@ SHORT_NOTE = (
     "‡ These runs end before the paper's 1M env steps: the paper's number, taken after 1M steps, is beside them "
     "for scale, with no difference."
 )
-MARK_NOTES = {STEP0_MARK: STEP0_NOTE, SHORT_MARK: SHORT_NOTE}
+T_MARK = "§"
+T_NOTE = (
+    f"§ Fewer than {MIN_BOOTSTRAP_SEEDS} seeds: a Student-t 95% interval, mean ± t(0.975, n−1)·s/√n, where a "
+    "percentile bootstrap would be too narrow (with 3 seeds its 2.5% and 97.5% points are the min and max of the "
+    "seeds)."
+)
+UNTRAINED_PEAK = "— (no evaluation after step 0 beats step 0)"
+MARK_NOTES = {T_MARK: T_NOTE, STEP0_MARK: STEP0_NOTE, SHORT_MARK: SHORT_NOTE}  # notes in this order
 EMPTY = "—"
 # pdflatex knows no Greek or ± in text mode: math-mode forms of the symbols the cells use
-LATEX_SYMBOLS = {"Δ": r"$\Delta$", "±": r"$\pm$", "—": "---", "†": r"$^\dagger$", "‡": r"$^\ddagger$"}
+LATEX_SYMBOLS = {
+    "Δ": r"$\Delta$",
+    "±": r"$\pm$",
+    "—": "---",
+    "†": r"$^\dagger$",
+    "‡": r"$^\ddagger$",
+    "§": r"\S{}",
+    "−": "-",
+    "·": r"$\cdot$",
+    "√": r"$\surd$",
+}
 Stats = dict[tuple[str, str], CellStats]
 
 
@@ -53,14 +71,18 @@ def difference(value: float) -> str:
 
 
 def estimate_text(estimate: Estimate, digits: int = 2, with_n: bool = True) -> str:
-    """``mean [low, high] n=seeds``; the CI is left out when there is none (fewer than 2 seeds).
+    """``mean [low, high] n=seeds``, the interval marked ``§`` when it is Student-t's; it is left out when there is
+    none (fewer than 2 seeds, or a statistic without a Student-t form below 5 seeds).
 
     Args:
         estimate: the estimate.
         digits: decimals.
         with_n: whether to add the sample size.
     """
-    ci = f" [{number(estimate.low, digits)}, {number(estimate.high, digits)}]" if np.isfinite(estimate.low) else ""
+    ci = ""
+    if np.isfinite(estimate.low):
+        mark = T_MARK if estimate.method == STUDENT_T else ""
+        ci = f" [{number(estimate.low, digits)}, {number(estimate.high, digits)}]{mark}"
     return f"{number(estimate.value, digits)}{ci}" + (f" n={estimate.n}" if with_n else "")
 
 
@@ -73,10 +95,14 @@ def table2_text(stats: CellStats) -> str:
 
 
 def table1_text(stats: CellStats) -> str:
-    """Table 1's cell: max of the mean curve ± std at that step, then the paper's number where it has one."""
+    """Table 1's cell: max of the mean curve ± std at that step, then the paper's number where it has one. Where
+    that max is the untrained policy's (no evaluation after step 0 beats step 0), the metric is not printed."""
     if stats.peak is None:
         return EMPTY
-    ours = f"{number(stats.peak.value)} ± {number(stats.peak.std)} @{stats.peak.step} n={len(stats.curves)}"
+    if stats.peak_untrained:
+        ours = f"{UNTRAINED_PEAK} n={len(stats.curves)}"
+    else:
+        ours = f"{number(stats.peak.value)} ± {number(stats.peak.std)} @{stats.peak.step} n={len(stats.curves)}"
     paper = table1_score(stats.cell.paper_row, stats.cell.env_id)
     if paper is None:
         return ours
@@ -94,9 +120,11 @@ def beside_paper(stats: CellStats, paper: str, ours_minus_paper: float) -> str:
 
 def bias_text(stats: CellStats) -> str:
     """The overestimation bias of each estimate the runs logged (Q1, and the min over critics with two or more):
-    the seed-mean at the last evaluation [95% CI], and the mean curve's average over evaluations 1..end."""
+    the seed-mean at the last evaluation [95% interval, ``§`` when Student-t's], and the mean curve's average over
+    evaluations 1..end."""
+    mark = T_MARK if stats.interval == STUDENT_T else ""
     parts = [
-        f"{BIAS_COLUMNS[column]} {signed(band.mean[-1])} [{number(band.low[-1])}, {number(band.high[-1])}], "
+        f"{BIAS_COLUMNS[column]} {signed(band.mean[-1])} [{number(band.low[-1])}, {number(band.high[-1])}]{mark}, "
         f"run mean {signed(run_mean(band))}"
         for column, band in stats.bias.items()
     ]
@@ -136,13 +164,14 @@ def _cell_text(grid: Grid, stats: Stats, row: str, env_id: str, text: Callable[[
 
 
 def aggregates_frame(aggregates: list[RowAggregate]) -> pd.DataFrame:
-    """One line per row: its envs and seeds, IQM and mean of normalised scores, P(row > TD3 row)."""
+    """One line per row: its envs with each cell's seeds, the seeds pooled (those complete on every env), IQM and
+    mean of normalised scores, P(row > TD3 row)."""
     return pd.DataFrame(
         {
-            "envs": [", ".join(a.envs) for a in aggregates],
-            "seeds": [len(a.seeds) for a in aggregates],
+            "envs (cell seeds)": [", ".join(f"{e} ({a.cell_seeds[e]})" for e in a.envs) for a in aggregates],
+            "seeds pooled per env": [len(a.seeds) for a in aggregates],
             "IQM [95% CI]": [estimate_text(a.iqm, 3) for a in aggregates],
-            "mean [95% CI]": [estimate_text(a.mean, 3) for a in aggregates],
+            "mean [95% interval]": [estimate_text(a.mean, 3) for a in aggregates],
             "P(row > TD3 row) [95% CI]": [_improvement_text(a) for a in aggregates],
         },
         index=pd.Index([a.row for a in aggregates], name="row"),
@@ -210,6 +239,7 @@ def cells_csv_frame(grid: Grid, stats: Stats, at_step: int) -> pd.DataFrame:
 
 def _cell_record(grid: Grid, stats: Stats, key: tuple[str, str], at_step: int) -> dict[str, object]:
     s, cell = stats[key], grid.cells[key]
+    peak = None if s.peak_untrained else s.peak  # the untrained policy's value is not Table 1's metric
     table1 = table1_score(cell.paper_row, cell.env_id) or (np.nan, None)
     paper2 = table2_score(cell.paper_row, cell.env_id)
     return {
@@ -218,12 +248,14 @@ def _cell_record(grid: Grid, stats: Stats, key: tuple[str, str], at_step: int) -
         "env": cell.env_id,
         "paper_env": paper_env(cell.env_id),
         "seeds": " ".join(map(str, cell.seeds)),
+        "interval": s.interval,
         **_estimate_columns("last10", s.last10),
         "last10_has_step0": s.last10_has_step0,
         "paper_table2": paper2,
-        "max_mean": s.peak.value if s.peak else np.nan,
-        "max_std": s.peak.std if s.peak else np.nan,
-        "max_step": s.peak.step if s.peak else None,
+        "max_is_untrained": s.peak_untrained,
+        "max_mean": peak.value if peak else np.nan,
+        "max_std": peak.std if peak else np.nan,
+        "max_step": peak.step if peak else None,
         "paper_table1": table1[0],
         "paper_table1_std": table1[1],
         **_estimate_columns(f"return_at_{at_step}", s.at_step),
@@ -266,25 +298,108 @@ def runs_csv_frame(grid: Grid) -> pd.DataFrame:
     )
 
 
-def fidelity_frame(counts: list[Fidelity]) -> pd.DataFrame:
-    """One line per TD3 cell of an env with the authors' curves: how many of its evaluation points lie within the
-    authors' 10-seed mean ± 2 std at the same env step, as numbers and as ``k of n``."""
+def fidelity_frame(results: list[Fidelity]) -> pd.DataFrame:
+    """``fidelity.csv``: one line per cell of an env with the authors' curves. Per statistic (``run_mean``, the
+    primary: each seed's mean return over the evaluations 5k..T; ``final``: the return at T), our and the authors'
+    means, the difference with its 95% Welch interval, Welch's p (and Holm's for the primary), the TOST margin and
+    the held-out yardstick; then the band count and the returns at the first and last step both evaluated."""
     return pd.DataFrame(
         {
-            "env": [f.env_id for f in counts],
-            "authors_env": [f.paper_env for f in counts],
-            "seeds": [f.seeds for f in counts],
-            "steps": [len(f.steps) for f in counts],
-            "first_step": [int(f.steps[0]) if len(f.steps) else None for f in counts],
-            "last_step": [int(f.steps[-1]) if len(f.steps) else None for f in counts],
-            "within": [f.within for f in counts],
-            "points": [f.points for f in counts],
-            f"within mean ± {SPREAD:g} std": [f.text for f in counts],
-            "authors' own within": [f"{100 * f.authors_within:.0f}%" if f.points else EMPTY for f in counts],
-            **{name: values for end in ("first", "last") for name, values in _ends_columns(counts, end).items()},
+            "env": [f.env_id for f in results],
+            "authors_env": [f.paper_env for f in results],
+            "seeds": [f.seeds for f in results],
+            "authors_seeds": [len(f.authors) for f in results],
+            "steps": [len(f.steps) for f in results],
+            "first_step": [int(f.steps[0]) if len(f.steps) else None for f in results],
+            "last_step": [int(f.steps[-1]) if len(f.steps) else None for f in results],
+            "outcome": [outcome(f) for f in results],
+            **{
+                name: values
+                for statistic in ("run_mean", "final")
+                for name, values in _test_columns([f.comparisons[statistic] for f in results], statistic).items()
+            },
+            "within": [f.within for f in results],
+            "points": [f.points for f in results],
+            f"within mean ± {SPREAD:g} std": [f.text for f in results],
+            **{name: values for end in ("first", "last") for name, values in _ends_columns(results, end).items()},
         },
-        index=pd.Index([f.row for f in counts], name="row"),
+        index=pd.Index([f.row for f in results], name="row"),
     )
+
+
+def _test_columns(comparisons: list[Comparison], statistic: str) -> dict[str, list[float | int]]:
+    columns: dict[str, list[float | int]] = {
+        f"{statistic}_ours": [float(c.ours.mean()) for c in comparisons],
+        f"{statistic}_authors": [float(c.authors.mean()) for c in comparisons],
+        f"{statistic}_difference": [c.test.difference for c in comparisons],
+        f"{statistic}_ci_low": [c.test.low for c in comparisons],
+        f"{statistic}_ci_high": [c.test.high for c in comparisons],
+        f"{statistic}_p": [c.test.p for c in comparisons],
+    }
+    if statistic == PRIMARY:
+        columns[f"{statistic}_holm_p"] = [c.holm_p for c in comparisons]
+    columns |= {
+        f"{statistic}_margin": [c.test.margin for c in comparisons],
+        f"{statistic}_held_out_splits": [len(c.held_out) for c in comparisons],
+        f"{statistic}_held_out_at_or_below": [c.at_or_below for c in comparisons],
+        f"{statistic}_held_out_share": [c.share for c in comparisons],
+    }
+    return columns
+
+
+def outcome(result: Fidelity) -> str:
+    """The primary test's outcome in words."""
+    if not np.isfinite(result.run_mean.holm_p):
+        return "no test"
+    return "differs" if result.differs else "no difference detected"
+
+
+def p_text(p: float) -> str:
+    """A p-value: 3 decimals below 0.1 (``<0.001`` below that), else 2; ``n/a`` when NaN."""
+    if not np.isfinite(p):
+        return "n/a"
+    if p < 0.001:
+        return "<0.001"
+    return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
+
+
+def held_out_text(comparison: Comparison) -> str:
+    """``k of N (x%)``: how many of the held-out splits have a p at or below ours; ``—`` without splits."""
+    if not len(comparison.held_out) or not np.isfinite(comparison.test.p):
+        return EMPTY
+    return f"{comparison.at_or_below} of {len(comparison.held_out)} ({100 * comparison.share:.1f}%)"
+
+
+def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame:
+    """The report's display table of one statistic's test: per row and env, our and the authors' means, the
+    difference [95% Welch interval], Welch's p (Holm's too, and the outcome, for the primary statistic), the margin
+    beyond which differences are ruled out (TOST at α), and the held-out yardstick.
+
+    Args:
+        results: the cells against the authors' curves.
+        statistic: ``run_mean`` (the primary) or ``final``.
+    """
+    comparisons = [f.comparisons[statistic] for f in results]
+    columns: dict[str, list[object]] = {
+        "env": [f.env_id for f in results],
+        "seeds": [f.seeds for f in results],
+        "T": [int(f.steps[-1]) if len(f.steps) else EMPTY for f in results],
+        "ours": [number(float(c.ours.mean())) for c in comparisons],
+        "authors'": [number(float(c.authors.mean())) for c in comparisons],
+        "ours − authors [95% CI]": [
+            f"{signed(c.test.difference)} [{number(c.test.low)}, {number(c.test.high)}]" for c in comparisons
+        ],
+        "Welch p": [p_text(c.test.p) for c in comparisons],
+    }
+    if statistic == PRIMARY:
+        columns["Holm p"] = [p_text(c.holm_p) for c in comparisons]
+    columns[f"ruled out beyond (TOST, α = {ALPHA:g})"] = [
+        f"±{number(c.test.margin)}" if np.isfinite(c.test.margin) else "n/a" for c in comparisons
+    ]
+    columns["held-out splits with p ≤ ours"] = [held_out_text(c) for c in comparisons]
+    if statistic == PRIMARY:
+        columns["outcome"] = [outcome(f) for f in results]
+    return pd.DataFrame(columns, index=pd.Index([f.row for f in results], name="row"))
 
 
 FIDELITY_ENDS = {"first": 0, "last": -1}  # the untrained policy (step 0) and the end of the shorter curves

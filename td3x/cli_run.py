@@ -1,0 +1,67 @@
+"""Training a run dir from a command line, for ``td3x-train`` and ``td3x-resume``: :func:`run_and_report` turns a
+refusal or a stop into one line per problem and an exit code (or, in a multirun job, an exception), and sums a
+finished run up in one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from td3x.checkpoint import CheckpointError
+from td3x.config import TrainConfig
+from td3x.episode_tape import ReplayMismatch
+from td3x.resume_plan import ResumeError
+from td3x.run_dir import WANDB_DIR
+from td3x.trainer import RunInterrupted, TrainingError
+from td3x.training import run
+
+log = logging.getLogger(__name__)
+
+
+def remove_if_only_hydra_files(run_dir: Path) -> None:
+    """Hydra creates the run dir (``.hydra/`` and a log) before td3x sees the config. Remove it when that is
+    all it holds: a refused config leaves nothing behind, and a dir with results is never touched."""
+    if run_dir.is_dir() and all(entry.name == ".hydra" or entry.suffix == ".log" for entry in run_dir.iterdir()):
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def fail(multirun: bool, label: str, problems: list[str], exit_code: int, error: Exception) -> None:
+    """A single run prints one line per problem and exits; a multirun job raises so the sweep goes on
+    (under Hydra's basic launcher every job shares one process: one sys.exit would end them all)."""
+    if multirun:
+        raise error
+    for problem in problems:
+        print(f"{label}: {problem}", file=sys.stderr)
+    sys.exit(exit_code)
+
+
+def run_and_report(
+    config: TrainConfig, run_dir: Path, choices: dict[str, str] | None, multirun: bool = False
+) -> dict[str, Any] | None:
+    """:func:`~td3x.training.run` for a command line: a refusal or a stop is one line per problem and an exit code
+    (2: resume refused; 1: training stopped), or, in a multirun job, an exception; the last line sums the run up."""
+    try:
+        summary = run(config, run_dir, choices)
+    except (ResumeError, CheckpointError, ReplayMismatch) as error:  # the checkpoint cannot be resumed here
+        remove_if_only_hydra_files(run_dir)
+        fail(multirun, "resume error", [str(error)], 2, error)
+        return None
+    except (TrainingError, RunInterrupted) as error:
+        fail(multirun, "training stopped", [str(error), f"files in {run_dir}"], 1, error)
+        return None
+    except OSError as error:  # a full disk or an unwritable dir: checkpoints are atomic, so the last one is intact
+        fail(multirun, "training stopped", [f"cannot write in {run_dir}: {error}"], 1, error)
+        return None
+    wandb_dir = run_dir / WANDB_DIR
+    log.info(
+        "done: final eval return %.2f, last-10 mean %.2f; files in %s%s",
+        summary["final_return"],
+        summary["last10_return"],
+        run_dir,
+        f" (offline W&B run in {wandb_dir}: `wandb sync` uploads it)" if wandb_dir.is_dir() else "",
+    )
+    return summary

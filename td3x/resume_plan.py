@@ -1,0 +1,103 @@
+"""What to do with a run dir that may already hold a run: start, resume, extend, do nothing, or refuse.
+
+``run.resume=auto`` (the default) resumes from ``checkpoint.pt`` when the checkpoint's config matches
+on every key that changes what is learned (:data:`td3x.inert_keys.RESUME_INERT` may change: the logging keys,
+the checkpoint and log intervals; a larger ``run.total_steps`` extends a run), returns at once for a finished
+run, and refuses a mismatch naming the differing keys. ``run.resume=never`` refuses a dir that already holds
+results. One process trains in a run dir at a time (:func:`exclusive`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from td3x import checkpoint
+from td3x.config import ResumeMode, TrainConfig, flatten, to_container
+from td3x.inert_keys import RESUME_INERT, is_inert
+from td3x.run_dir import CHECKPOINT_FILE, EVAL_FILE, METRICS_FILE
+
+RESULT_FILES = (EVAL_FILE, METRICS_FILE, CHECKPOINT_FILE)
+
+
+class ResumeError(RuntimeError):
+    """A run dir td3x will not train in (another config's results, or ``run.resume=never``)."""
+
+
+@dataclass
+class Plan:
+    action: str  # "start" | "resume" | "complete"
+    parts: dict[str, Any] = field(default_factory=dict)  # the checkpoint, when resuming or complete
+
+
+@contextlib.contextmanager
+def exclusive(run_dir: Path) -> Iterator[None]:
+    """One process trains in a run dir at a time (a sweep relaunched while its jobs still run would otherwise
+    put two in one dir): an advisory lock on the directory itself, released when the process ends."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(run_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ResumeError(f"another process is training in {run_dir}; let it finish or stop it first") from None
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def learning_keys(config: dict[str, Any]) -> dict[str, Any]:
+    """The flattened config minus :data:`~td3x.inert_keys.RESUME_INERT`: what the config hash covers."""
+    return {key: value for key, value in flatten(config).items() if not is_inert(key, RESUME_INERT)}
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(learning_keys(config), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def plan(config: TrainConfig, run_dir: Path) -> Plan:
+    """Decide from the run dir's contents; raises :class:`ResumeError` with one readable line."""
+    existing = [name for name in RESULT_FILES if (run_dir / name).exists()]
+    if existing and config.run.resume is ResumeMode.never:
+        raise ResumeError(
+            f"run.resume=never: {run_dir} already holds results ({', '.join(existing)}); "
+            "choose another hydra.run.dir, or run.resume=auto to continue it"
+        )
+    checkpoint_path = run_dir / CHECKPOINT_FILE
+    if not checkpoint_path.exists():
+        return Plan("start")
+    parts = checkpoint.load(checkpoint_path)
+    _check_same_config(parts["config"], to_container(config))
+    done, total = parts["counters"]["step"], config.run.total_steps
+    if done >= total:
+        return Plan("complete", parts)
+    if parts["buffer"] is None:
+        raise ResumeError(
+            f"run.total_steps={total} would extend {run_dir} past its {done} steps, but its final "
+            "checkpoint dropped the replay buffer (run.keep_buffer=false); train a new run instead"
+        )
+    return Plan("resume", parts)
+
+
+def _check_same_config(saved: dict[str, Any], current: dict[str, Any]) -> None:
+    if config_hash(saved) == config_hash(current):
+        return
+    old, new = learning_keys(saved), learning_keys(current)
+    differing = [
+        f"{key}={old[key]!r} (checkpoint) vs {new.get(key)!r} (now)"
+        if key in old
+        else f"{key}={new.get(key)!r} is new (the checkpoint was written by an older td3x)"
+        for key in sorted(old | new)
+        if old.get(key) != new.get(key)
+    ]
+    raise ResumeError(
+        f"the run dir's checkpoint was trained with another config: {'; '.join(differing)}; "
+        "start a new run in another run dir"
+    )

@@ -1,0 +1,160 @@
+"""A run dir's layout: its files' names, the ``seed_<k>`` dirs of a K-seeds process, finding a run's configs,
+atomic JSON writes, and what ``summary.json`` holds (:class:`RunSummary`).
+
+A run dir holds ``config.yaml`` (the resolved config, with the group ``choices``), ``eval.csv``,
+``metrics.jsonl``, ``summary.json``, ``provenance.json``, ``checkpoint.pt``, ``train.log`` (Hydra's log of
+td3x-train, appended to by td3x-resume) and ``wandb/``. A K-seeds process (``run.num_seeds`` > 1) writes one such
+run dir per seed, ``seed_<seed>``, below its own dir, which holds the process's ``checkpoint.pt``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CONFIG_FILE = "config.yaml"
+EVAL_FILE = "eval.csv"
+METRICS_FILE = "metrics.jsonl"
+SUMMARY_FILE = "summary.json"
+PROVENANCE_FILE = "provenance.json"
+CHECKPOINT_FILE = "checkpoint.pt"
+RUN_LOG = "train.log"  # the name Hydra gives td3x-train's log in the run dir: a resumed run appends to it
+WANDB_DIR = "wandb"  # the offline W&B run's files
+SWEEP_FILE = "multirun.yaml"  # Hydra's record of a launched sweep, in the sweep dir above its run dirs
+SEED_DIR_PREFIX = "seed_"
+
+
+# ---------------------------------------------------------------------- the seeds of a process
+def seed_dir_name(seed: int) -> str:
+    """The dir of seed ``seed`` of a K-seeds process: ``seed_<seed>``."""
+    return f"{SEED_DIR_PREFIX}{seed}"
+
+
+def seed_run_dirs(run_dir: Path, seed: int, num_seeds: int) -> list[Path]:
+    """Where each seed of a process writes: a plain run in ``run_dir``, K seeds each in ``run_dir/seed_<seed>``."""
+    if num_seeds == 1:
+        return [run_dir]
+    return [run_dir / seed_dir_name(seed + k) for k in range(num_seeds)]
+
+
+def process_dir(run_dir: Path, num_seeds: int) -> Path:
+    """The dir of the process that trained the run in ``run_dir``: itself, or, in the K-seeds mode, the dir above
+    its ``seed_<k>`` dir (the seeds share its checkpoint and wall clock)."""
+    return run_dir.parent if num_seeds > 1 else run_dir
+
+
+def run_configs(path: Path) -> list[Path]:
+    """The ``config.yaml`` of a run dir, or those of a K-seeds process dir's seeds in seed order; [] for neither."""
+    if (path / CONFIG_FILE).is_file():
+        return [path / CONFIG_FILE]
+    return sorted(
+        path.glob(f"{SEED_DIR_PREFIX}[0-9]*/{CONFIG_FILE}"),
+        key=lambda config: int(config.parent.name[len(SEED_DIR_PREFIX) :]),
+    )
+
+
+# ---------------------------------------------------------------------- files
+def is_timing_column(name: str) -> bool:
+    """Whether an ``eval.csv`` or ``metrics.jsonl`` column measures time (``*time*``, ``sps``): the columns that
+    never repeat, left out when two runs are compared bit for bit."""
+    return "time" in name or "sps" in name
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write then rename, so a reader (or a kill) never sees a half-written file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w") as file:
+        json.dump(data, file, indent=2, default=str)
+        file.write("\n")
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(tmp, path)
+
+
+def truncate_after(run_dir: Path, step: int) -> None:
+    """Drop the rows of ``eval.csv`` and ``metrics.jsonl`` logged after env step ``step`` (a resumed run
+    writes them again, identically), each file rewritten atomically."""
+    for name, keep in ((EVAL_FILE, _csv_rows_until), (METRICS_FILE, _jsonl_rows_until)):
+        path = run_dir / name
+        if path.exists():
+            tmp = path.with_name(f".{name}.tmp")
+            tmp.write_text(keep(path.read_text(), step))
+            os.replace(tmp, path)
+
+
+def _csv_rows_until(text: str, step: int) -> str:
+    if not text:
+        return text
+    header, *rows = text.splitlines(keepends=True)
+    return header + "".join(row for row in rows if int(row.split(",", 1)[0]) <= step)
+
+
+def _jsonl_rows_until(text: str, step: int) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if json.loads(line)["step"] <= step)
+
+
+# ---------------------------------------------------------------------- summary.json
+@dataclass(frozen=True)
+class RunSummary:
+    """One seed's ``summary.json`` (its keys in this order), and what ``td3x.train`` returns for it.
+
+    Attributes:
+        status: running | complete | failed.
+        interrupted: the signal or exception that stopped a resumable run, else None.
+        failure: why a failed run failed, else None.
+        steps: env steps taken.
+        final_return: the last evaluation's mean return (None before the first).
+        last10_return: the mean of the last ten evaluations' mean returns (the paper's score).
+        evaluations: evaluations so far.
+        updates: critic updates so far.
+        wall_time_s: seconds of training, every segment of a resumed run summed.
+        run_dir: the seed's run dir, relative to the working dir the run was started from.
+    """
+
+    status: str
+    interrupted: str | None
+    failure: str | None
+    steps: int
+    final_return: float | None
+    last10_return: float | None
+    evaluations: int
+    updates: int
+    wall_time_s: float
+    run_dir: str
+
+    @classmethod
+    def of(
+        cls,
+        status: str,
+        eval_returns: Sequence[float],
+        steps: int,
+        updates: int,
+        wall_time_s: float,
+        run_dir: Path,
+        interrupted: str | None = None,
+        failure: str | None = None,
+    ) -> RunSummary:
+        """The summary of a run whose evaluations' mean returns are ``eval_returns``."""
+        last10 = list(eval_returns[-10:])
+        return cls(
+            status=status,
+            interrupted=interrupted,
+            failure=failure,
+            steps=steps,
+            final_return=eval_returns[-1] if eval_returns else None,
+            last10_return=float(np.mean(last10)) if last10 else None,
+            evaluations=len(eval_returns),
+            updates=updates,
+            wall_time_s=wall_time_s,
+            run_dir=os.path.relpath(run_dir),  # no absolute path: the file may be published
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,203 @@
+"""Training a run dir without Hydra: :func:`run` starts a run, resumes it from its checkpoint, or finds it finished
+(the decision is :mod:`td3x.resume_plan`'s), for one seed or K seeds in one process, and returns its summary.
+
+The library under ``td3x-train``, ``td3x-resume``, ``td3x-sweep recheck`` and ``td3x.train``: it writes each seed's
+``config.yaml`` and ``provenance.json``, drives a :class:`~td3x.trainer.Trainer`, stops it after a checkpoint on
+SIGTERM/SIGINT, and writes the final summaries. :func:`check_runtime` holds the checks only the installed libraries
+can make.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from td3x.config import Device, TrainConfig, to_container
+from td3x.envs import check_env, env_spec, make_env
+from td3x.provenance import collect_provenance
+from td3x.resume_plan import Plan, exclusive, plan
+from td3x.run_dir import (
+    CONFIG_FILE,
+    EVAL_FILE,
+    METRICS_FILE,
+    PROVENANCE_FILE,
+    SUMMARY_FILE,
+    RunSummary,
+    seed_run_dirs,
+    truncate_after,
+    write_json_atomic,
+)
+from td3x.seed_run import seed_configs
+from td3x.trainer import RunInterrupted, Trainer
+
+log = logging.getLogger(__name__)
+
+
+def check_runtime(config: TrainConfig) -> list[str]:
+    """Problems only the installed libraries can see: the env id and action space, CUDA."""
+    problems = check_env(config.env)
+    if config.run.device is Device.cuda and not torch.cuda.is_available():
+        problems.append("run.device='cuda' is not allowed: torch sees no CUDA device here; use auto or cpu")
+    return problems or buffer_memory_problems(config)
+
+
+def buffer_memory_problems(config: TrainConfig) -> list[str]:
+    """Refuse a replay buffer that cannot fit in the memory available now, before anything is allocated."""
+    env = make_env(config.env)
+    spec = env_spec(env)
+    env.close()
+    floats_per_transition = 2 * spec.obs_dim + spec.action_dim + 2  # obs, next_obs, action, reward, terminated
+    needed = config.run.num_seeds * config.agent.buffer_size * floats_per_transition * np.dtype(np.float32).itemsize
+    available = _available_memory_bytes()
+    if available is None or needed <= available:
+        return []
+    return [
+        f"agent.buffer_size={config.agent.buffer_size} is not allowed: the replay buffers of "
+        f"run.num_seeds={config.run.num_seeds} seed(s) need {needed / 1e9:.1f} GB, more than the "
+        f"{available / 1e9:.1f} GB of memory available here"
+    ]
+
+
+def _available_memory_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None  # not Linux: no check
+
+
+@contextlib.contextmanager
+def stop_after_checkpoint(trainer: Trainer) -> Iterator[None]:
+    """SIGTERM/SIGINT ask the loop to checkpoint after the current env step and stop (never mid-update);
+    a second SIGINT stops at once. Under submitit, whose own handlers requeue the job, nothing is changed."""
+    if threading.current_thread() is not threading.main_thread() or "SUBMITIT_EXECUTOR" in os.environ:
+        yield
+        return
+
+    def request_stop(signum: int, frame: object) -> None:
+        if trainer.stop_requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        trainer.stop_requested = signal.Signals(signum).name
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+# SIGTERM/SIGINT after a checkpoint; SystemExit is submitit's exit after it requeued a preempted job
+INTERRUPTIONS = (RunInterrupted, KeyboardInterrupt, SystemExit)
+
+
+def _prepare_run_dirs(run_dirs: list[Path], decision: Plan) -> None:
+    """A resumed run drops the rows it will write again; a fresh start drops a killed attempt's rows."""
+    for run_dir in run_dirs:
+        if decision.action == "resume":
+            truncate_after(run_dir, decision.parts["counters"]["step"])
+        else:
+            for name in (EVAL_FILE, METRICS_FILE, SUMMARY_FILE):
+                (run_dir / name).unlink(missing_ok=True)
+
+
+def group_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ``run`` returns: a plain run's summary; for K seeds, their mean returns and each seed's summary."""
+    if len(summaries) == 1:
+        return summaries[0]
+    finals = [s["final_return"] for s in summaries if s["final_return"] is not None]
+    last10 = [s["last10_return"] for s in summaries if s["last10_return"] is not None]
+    return {
+        **summaries[0],
+        "final_return": float(np.mean(finals)) if finals else None,
+        "last10_return": float(np.mean(last10)) if last10 else None,
+        "seeds": summaries,
+    }
+
+
+def run(config: TrainConfig, run_dir: Path | str, choices: dict[str, str] | None = None) -> dict[str, Any]:
+    """Train one run in ``run_dir`` (or resume it from its checkpoint) and return its summary
+    (:class:`~td3x.run_dir.RunSummary` as a dict); with ``run.num_seeds`` K > 1, K runs in ``run_dir/seed_<seed>``
+    and their :func:`group_summary`. A finished run returns the same summary at once.
+
+    Args:
+        config: a checked config (building a ``TrainConfig`` runs the range checks).
+        run_dir: where the run's files go; created if missing.
+        choices: the Hydra group choices (env, agent, noise, ablation), recorded in ``config.yaml``.
+
+    Raises:
+        ResumeError: the run dir holds another config's results, or results with ``run.resume=never``.
+        TrainingError: a non-finite loss or parameter; the logs and the last good checkpoint are kept.
+        RunInterrupted: SIGTERM/SIGINT; a checkpoint was written first.
+    """
+    run_dir = Path(run_dir)
+    with exclusive(run_dir):
+        return _run_locked(config, run_dir, choices)
+
+
+def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> dict[str, Any]:
+    decision = plan(config, run_dir)
+    if decision.action == "complete":
+        log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
+        seeds = zip(decision.parts["seeds"], seed_run_dirs(run_dir, config.seed, config.run.num_seeds), strict=True)
+        return group_summary([_finished_summary(decision.parts, state, seed_dir) for state, seed_dir in seeds])
+    log.info(start_line(config, run_dir, choices))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dirs = seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
+    _prepare_run_dirs(run_dirs, decision)
+    saved_seeds = decision.parts.get("seeds", [])
+    trainer = Trainer(config, run_dir, choices, wandb_run_ids=[seed["wandb_run_id"] for seed in saved_seeds] or None)
+    for seed_config, seed_dir in zip(seed_configs(config), run_dirs, strict=True):
+        (seed_dir / CONFIG_FILE).write_text(
+            yaml.safe_dump({**to_container(seed_config), "choices": choices or {}}, sort_keys=False)
+        )
+        write_json_atomic(seed_dir / PROVENANCE_FILE, collect_provenance())
+    try:
+        if decision.action == "resume":
+            trainer.restore(decision.parts)
+            log.info("resuming %s from its checkpoint at env step %d", run_dir, trainer.step)
+        with stop_after_checkpoint(trainer):
+            trainer.train()
+    except INTERRUPTIONS as error:  # resumable: the run is unfinished, not failed
+        trainer.close("running", interrupted=f"{type(error).__name__}: {error}")
+        raise
+    except BaseException as error:
+        with contextlib.suppress(OSError):  # a full disk may refuse the summary too; the original error matters
+            trainer.close("failed", failure=f"{type(error).__name__}: {error}")
+        raise
+    return group_summary([summary.to_dict() for summary in trainer.close("complete")])
+
+
+def start_line(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> str:
+    """The one line that says what is about to run."""
+    last_seed = config.seed + config.run.num_seeds - 1
+    seeds = f"seed {config.seed}" if last_seed == config.seed else f"seeds {config.seed}-{last_seed}"
+    agent = (choices or {}).get("agent", "as configured")
+    return (
+        f"training {config.env.id} | agent {agent} | row {config.paper_row} | {config.run.total_steps} steps | "
+        f"{seeds} | {config.run.num_threads} thread(s) | run dir {run_dir}"
+    )
+
+
+def _finished_summary(parts: dict[str, Any], seed_state: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """A finished seed's summary from the process's final checkpoint: the keys of a fresh run's."""
+    return RunSummary.of(
+        "complete",
+        seed_state["eval_returns"],
+        steps=parts["counters"]["step"],
+        updates=parts["agent"]["num_updates"],
+        wall_time_s=parts["wall_time_s"],
+        run_dir=run_dir,
+    ).to_dict()
