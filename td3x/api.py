@@ -67,14 +67,24 @@ class Policy:
             (action_dim,) for one observation, (B, action_dim) for a batch.
 
         Raises:
-            ValueError: an observation of another size.
+            ValueError: an observation of another size, or one with NaN or infinite entries (the message names
+                the entries of one observation, the rows of a batch).
         """
-        array = np.asarray(obs, dtype=np.float32)
+        with np.errstate(over="ignore"):  # a float64 beyond float32's range becomes inf: refused below
+            array = np.asarray(obs, dtype=np.float32)
         batch = array.reshape(1, -1) if array.ndim == 1 else array
         if batch.ndim != 2 or batch.shape[1] != self.obs_dim:
             raise ValueError(
                 f"predict takes (obs_dim,) or (B, obs_dim) observations with obs_dim={self.obs_dim} "
                 f"({self.env_id}), got shape {array.shape}"
+            )
+        bad = ~np.isfinite(batch)
+        if bad.any():
+            kinds = ", ".join(sorted({str(value) for value in batch[bad].tolist()}))  # nan, inf, -inf
+            rows = f"rows {np.flatnonzero(bad.any(axis=1)).tolist()}"
+            where = f"entries {np.flatnonzero(bad[0]).tolist()}" if array.ndim == 1 else rows
+            raise ValueError(
+                f"predict takes finite observations: {where} hold {kinds} (a float32 beyond ±3.4e38 is inf)"
             )
         actions = np.asarray(self._to_env_units(self._act(batch[None])[0]))
         return actions[0] if array.ndim == 1 else actions
@@ -107,7 +117,8 @@ def compose(overrides: Sequence[str] = ()) -> TrainConfig:
         overrides: Hydra overrides as on the command line, e.g. ``["env=hopper", "ablation=no_twin", "seed=3"]``.
 
     Raises:
-        ConfigError: unknown keys or options, or values out of range (``problems``: one line each).
+        ConfigError: unknown keys or options, values of the wrong type or out of range (``problems``: one line
+            each).
     """
     problems = override_problems(list(overrides))
     if problems:

@@ -37,7 +37,8 @@ def load(path: Path) -> dict[str, Any]:
     try:
         parts = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as error:
-        raise CheckpointError(f"checkpoint {path} is truncated or corrupt ({type(error).__name__}: {error})") from error
+        reason = str(error).strip().splitlines()[0].split(". ")[0] if str(error).strip() else type(error).__name__
+        raise CheckpointError(f"checkpoint {path} is truncated or corrupt: {reason}") from error
     if not isinstance(parts, dict) or parts.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"checkpoint {path} is not a td3x checkpoint of format {FORMAT_VERSION}")
     return parts

@@ -50,7 +50,10 @@ def run_and_report(
         remove_if_only_hydra_files(run_dir)
         fail(multirun, "resume error", [str(error)], 2, error)
         return None
-    except (TrainingError, RunInterrupted) as error:
+    except RunInterrupted as error:  # resumable: say how
+        fail(multirun, "training stopped", [f"{error}; resume with: td3x-resume {run_dir}"], 1, error)
+        return None
+    except TrainingError as error:
         fail(multirun, "training stopped", [str(error), f"files in {run_dir}"], 1, error)
         return None
     except OSError as error:  # a full disk or an unwritable dir: checkpoints are atomic, so the last one is intact

@@ -78,7 +78,6 @@ class Device(enum.Enum):
 WANDB_MODES = ("online", "offline", "disabled")
 
 
-
 def _conf_dir() -> Path:
     """The YAML groups: the package ``td3x.conf``, which pyproject.toml maps to the repository's top-level ``conf/``
     (a checkout, an editable install) and a wheel ships as ``td3x/conf``. An absolute path, so Hydra finds it
@@ -227,7 +226,7 @@ class AgentConfig:
 class NoiseConfig:
     """Exploration noise added to the actor's action during training (never during evaluation)."""
 
-    kind: NoiseKind = NoiseKind.gaussian
+    kind: NoiseKind = NoiseKind.gaussian  # the exploration noise added to π(s) after the random warm-up
     std: float = 0.1  # σ of N(0, σ) (or of the OU process), in agent.noise_units (normalised [-1, 1] by default)
     theta: float = 0.15  # OU mean reversion θ (Lillicrap et al. 2016)
     dt: float = 1e-2  # OU time step (OpenAI baselines' default)
@@ -260,7 +259,7 @@ class RunConfig:
     resume: ResumeMode = ResumeMode.auto
     keep_buffer: bool = False  # keep the replay buffer in the final checkpoint (needed to extend a finished run)
     log_every: int = 1000  # env steps between training-metric rows
-    device: Device = Device.auto
+    device: Device = Device.auto  # where the networks and their updates run
     num_threads: int = 1  # torch intra-op threads; part of the config because it changes float results
     num_seeds: int = 1  # K: train seeds seed .. seed + K - 1 in this process, stacked (run dirs seed_<seed>)
     compile: bool = False  # torch.compile the critic and actor losses (same math; pays a compile at start)
@@ -384,6 +383,44 @@ def unknown_key_problem(key: str) -> str:
     close = difflib.get_close_matches(key, same_depth, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}?" if close else "td3x-train --help lists the keys"
     return f"{key} is not a td3x key; {hint}"
+
+
+def _expected(hint: Any) -> str:
+    """What a schema type accepts, in words: ``a float``, ``an integer or null``, ``one of gaussian, ...``."""
+    args = typing.get_args(hint)
+    if type(None) in args:
+        return f"{_expected(next(arg for arg in args if arg is not type(None)))} or null"
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return f"one of {', '.join(member.name for member in hint)}"
+    origin = typing.get_origin(hint)
+    if origin is list:
+        return f"a list of {_expected(args[0]).removeprefix('a ').removeprefix('an ')}s" if args else "a list"
+    if origin is dict:
+        return "a mapping"
+    names = {bool: "a boolean (true or false)", int: "an integer", float: "a float", str: "a string"}
+    return names.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def value_type_problem(key: str, value: Any, text: str) -> str | None:
+    """One line when ``value`` (an override's parsed value, typed as ``text``) cannot be the schema key ``key``'s
+    type, as OmegaConf would refuse it in Hydra's composition (``agent.tau=fast``, ``run.total_steps=1e3``);
+    None when it can, or when ``key`` is not a leaf of the schema (a node, a free-form dict's entry)."""
+    *path, leaf = key.split(".")
+    schema: Any = TrainConfig
+    for name in path:
+        schema = typing.get_type_hints(schema).get(name)
+        if schema is None or not dataclasses.is_dataclass(schema):
+            return None
+    hint = typing.get_type_hints(schema).get(leaf)
+    if hint is None or dataclasses.is_dataclass(hint):
+        return None
+    try:
+        OmegaConf.merge(OmegaConf.structured(schema), {leaf: value})
+    except OmegaConfBaseException:
+        return f"{key}={text!r} is not allowed: expected {_expected(hint)}"
+    except ConfigError:  # the merge passed the type check; the ranges are checked later
+        return None
+    return None
 
 
 def to_typed(cfg: Any) -> TrainConfig:

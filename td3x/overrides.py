@@ -26,7 +26,7 @@ from hydra.errors import ConfigCompositionException, HydraException
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from td3x.config import CONF_DIR, schema_keys, unknown_key_problem
+from td3x.config import CONF_DIR, schema_keys, unknown_key_problem, value_type_problem
 
 FREE_FORM = ("env.kwargs.",)  # passed to gymnasium.make as they are
 
@@ -64,8 +64,9 @@ def _option_problem(group: str, option: str, options: list[str]) -> str:
 
 
 def override_problems(arguments: list[str]) -> list[str]:
-    """One line per override that names an unknown key or group option; [] when all are known (or when the
-    line does not parse: Hydra then reports its own syntax error)."""
+    """One line per override that names an unknown key or group option, or gives a key a value of the wrong type
+    (each value of a sweep checked); [] when all are fine (or when the line does not parse: Hydra then reports
+    its own syntax error)."""
     try:
         parsed = OverridesParser.create().parse_overrides(arguments)
     except HydraException:
@@ -74,6 +75,8 @@ def override_problems(arguments: list[str]) -> list[str]:
     problems = []
     for override in parsed:
         key = override.key_or_group
+        if key in DIR_KEYS and not override.is_sweep_override():
+            problems += _dir_problems(key, str(override.input_line).partition("=")[2])
         if override.is_hydra_override() or "/" in key or override.is_delete():
             continue  # Hydra's own settings and launcher choices: Hydra checks them
         if key in groups and key not in chosen and not override.is_add():
@@ -83,7 +86,39 @@ def override_problems(arguments: list[str]) -> list[str]:
             problems += [_option_problem(key, value, options) for value in _values(override) if value not in options]
         elif key not in keys and not key.startswith(FREE_FORM):
             problems.append(unknown_key_problem(key))
+        elif key in keys:
+            problems += _type_problems(override)
     return problems
+
+
+DIR_KEYS = ("hydra.run.dir", "hydra.sweep.dir")  # dirs Hydra creates before td3x runs: a file there is a traceback
+
+
+def _dir_problems(key: str, value: str) -> list[str]:
+    """One line when a dir Hydra would create is an existing file, or lies below one; [] for interpolations."""
+    if "${" in value:
+        return []
+    path = Path(value).expanduser()
+    blocking = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is None:
+        return []
+    where = "is" if blocking == path else f"lies below {blocking}, which is"
+    return [f"{key}={value} {where} a file, not a directory: name a dir (it is created if missing)"]
+
+
+def _type_problems(override: Override) -> list[str]:
+    """One line per value of ``override`` (each of a sweep's) that its schema key's type cannot take; [] for an
+    ``interval()`` or ``glob()`` sweep, whose values Hydra checks itself."""
+    key = override.key_or_group
+    if not override.is_sweep_override():
+        pairs = [(override.value(), str(override.input_line).partition("=")[2])]  # the value as typed
+    else:
+        try:
+            pairs = list(zip(override.sweep_iterator(), override.sweep_string_iterator(), strict=True))
+        except HydraException:
+            return []
+    found = [value_type_problem(key, value, text) for value, text in pairs]
+    return [problem for problem in found if problem is not None]
 
 
 # ---------------------------------------------------------------------- Hydra 1.3's multirun rules

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
@@ -22,7 +21,7 @@ from td3x.cli_run import run_and_report
 from td3x.config import ConfigError, ResumeMode, TrainConfig, from_saved
 from td3x.inert_keys import RESUME_INERT, is_inert
 from td3x.resume_plan import ResumeError
-from td3x.run_dir import CONFIG_FILE, RUN_LOG, run_configs, seed_dir_name
+from td3x.run_dir import CONFIG_FILE, RUN_LOG, RunFileError, read_yaml_mapping, run_configs, seed_dir_name
 
 # what td3x-resume may change: the keys that never change what is learned, but run.resume (continuing is what is
 # asked: a run started with run.resume=never is resumed too)
@@ -36,12 +35,21 @@ def stored_run(run_dir: Path) -> tuple[Path, dict[str, Any]]:
 
     Raises:
         ResumeError: no td3x run there.
+        RunFileError: its ``config.yaml`` is corrupt or not a mapping.
     """
+    if not run_dir.is_dir():
+        kind = "is a file" if run_dir.exists() else "does not exist"
+        raise ResumeError(
+            f"{run_dir} {kind}: td3x-resume takes a run dir (the one holding {CONFIG_FILE}, or seed_<k>/)"
+        )
     configs = run_configs(run_dir)
     if not configs:
         raise ResumeError(f"{run_dir} holds no td3x run (no {CONFIG_FILE}, no seed_<k>/{CONFIG_FILE})")
-    saved = yaml.safe_load(configs[0].read_text())  # a K-seeds process's config is its first seed's
-    if saved.get("run", {}).get("num_seeds", 1) > 1 and run_dir.name == seed_dir_name(saved.get("seed")):
+    saved = read_yaml_mapping(configs[0])  # a K-seeds process's config is its first seed's
+    run = saved.get("run")
+    num_seeds = run.get("num_seeds", 1) if isinstance(run, dict) else 1
+    seed = saved.get("seed")
+    if isinstance(num_seeds, int) and num_seeds > 1 and isinstance(seed, int) and run_dir.name == seed_dir_name(seed):
         return stored_run(run_dir.parent)  # one seed of a K-seeds process: the process resumes as a whole
     return run_dir, saved
 
@@ -96,9 +104,13 @@ def main(argv: list[str] | None = None) -> None:
     try:
         run_dir, saved = stored_run(args.run_dir)
         choices = saved.get("choices") or {}
-        config = from_saved(resume_overrides(saved, args.overrides))
+        try:
+            config = from_saved(resume_overrides(saved, args.overrides))
+        except ConfigError as error:  # the stored config, not the user's overrides (resume_overrides checked them)
+            source = run_configs(run_dir)[0]
+            raise ConfigError([f"{source}: {problem}" for problem in error.problems]) from error
         config.run.resume = ResumeMode.auto  # a run started with run.resume=never too: continuing is what is asked
-    except (ResumeError, ConfigError) as error:
+    except (ResumeError, ConfigError, RunFileError) as error:
         for line in getattr(error, "problems", [str(error)]):
             print(f"resume error: {line}", file=sys.stderr)
         sys.exit(2)

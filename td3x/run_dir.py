@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 CONFIG_FILE = "config.yaml"
 EVAL_FILE = "eval.csv"
@@ -98,6 +99,67 @@ def _csv_rows_until(text: str, step: int) -> str:
 
 def _jsonl_rows_until(text: str, step: int) -> str:
     return "".join(line for line in text.splitlines(keepends=True) if json.loads(line)["step"] <= step)
+
+
+# ---------------------------------------------------------------------- reading a run's files
+class RunFileError(ValueError):
+    """A run-dir file that td3x cannot read (corrupt, truncated, not what td3x writes): the message is one line
+    naming the file and what is wrong."""
+
+
+def _unreadable(path: Path, error: OSError | UnicodeDecodeError) -> RunFileError:
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return RunFileError(f"{path} cannot be read: {reason}")
+
+
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """A YAML file that must hold a mapping (``config.yaml``, ``multirun.yaml``).
+
+    Raises:
+        RunFileError: unreadable, not YAML, or not a mapping.
+    """
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise _unreadable(path, error) from error
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or type(error).__name__
+        raise RunFileError(f"{path} is not valid YAML: {problem}{where}") from error
+    if not isinstance(data, dict):
+        raise RunFileError(f"{path} does not hold a mapping of keys (it holds {type(data).__name__})")
+    return data
+
+
+def read_json_mapping(path: Path) -> dict[str, Any]:
+    """A JSON file that must hold an object (``summary.json``, ``provenance.json``).
+
+    Raises:
+        RunFileError: unreadable, not JSON, or not an object.
+    """
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise _unreadable(path, error) from error
+    except json.JSONDecodeError as error:
+        raise RunFileError(
+            f"{path} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
+        ) from error
+    if not isinstance(data, dict):
+        raise RunFileError(f"{path} does not hold a JSON object (it holds {type(data).__name__})")
+    return data
+
+
+def config_int(config: dict[str, Any], key: str, path: Path) -> int:
+    """The integer at dotted ``key`` of a stored config read from ``path`` (RunFileError naming both if absent
+    or not an integer)."""
+    value: Any = config
+    for name in key.split("."):
+        value = value.get(name) if isinstance(value, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RunFileError(f"{path} has {key}={value!r}, not an integer")
+    return value
 
 
 # ---------------------------------------------------------------------- summary.json

@@ -23,25 +23,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
+from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
 
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
-from td3x.overrides import apply_overrides, group_options, override_dirname, sweep_jobs
+from td3x.overrides import apply_overrides, group_options, override_dirname, override_problems, sweep_jobs
 from td3x.run_dir import (
     CONFIG_FILE,
     EVAL_FILE,
     PROVENANCE_FILE,
     SUMMARY_FILE,
     SWEEP_FILE,
+    RunFileError,
+    config_int,
     is_timing_column,
+    read_json_mapping,
+    read_yaml_mapping,
     run_configs,
     seed_run_dirs,
 )
@@ -145,7 +149,17 @@ def _problems(task: DictConfig) -> list[str]:
     return []
 
 
+def check_overrides(arguments: list[str]) -> None:
+    """Refuse overrides as ``td3x-train`` does before Hydra sees them: unknown keys and options, values of the
+    wrong type (raises ConfigError, one line a problem)."""
+    problems = override_problems([argument for argument in arguments if "=" in argument and argument[0] != "-"])
+    if problems:
+        raise ConfigError(problems)
+
+
 def list_jobs(arguments: list[str]) -> list[Job]:
+    """The jobs of a multirun with these overrides (checked first, as td3x-train checks them: ConfigError)."""
+    check_overrides(arguments)
     register_configs()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -219,12 +233,17 @@ def read_sweep(sweep_dir: Path) -> Launched:
     path = sweep_dir / SWEEP_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{sweep_dir} is not a sweep dir: it has no multirun.yaml")
-    recorded = yaml.safe_load(path.read_text())["hydra"]
-    return Launched(
-        task_overrides=list(recorded["overrides"]["task"]),
-        hydra_overrides=[o for o in recorded["overrides"]["hydra"] if o != "hydra.mode=MULTIRUN"],
-        cwd=Path(recorded["runtime"]["cwd"]),
-    )
+    try:
+        recorded = read_yaml_mapping(path)["hydra"]
+        return Launched(
+            task_overrides=[str(o) for o in recorded["overrides"]["task"]],
+            hydra_overrides=[str(o) for o in recorded["overrides"]["hydra"] if o != "hydra.mode=MULTIRUN"],
+            cwd=Path(recorded["runtime"]["cwd"]),
+        )
+    except (KeyError, TypeError) as error:
+        raise RunFileError(
+            f"{path} is not Hydra's record of a sweep: it lacks hydra.overrides or hydra.runtime"
+        ) from error
 
 
 @dataclass(frozen=True)
@@ -241,11 +260,14 @@ def run_state(run_dir: Path, total_steps: int, now: float) -> RunState:
     summary_path = run_dir / SUMMARY_FILE
     if not summary_path.exists():
         return RunState(run_dir, "not started", 0, total_steps, None, None)
-    summary = json.loads(summary_path.read_text())
+    summary = read_json_mapping(summary_path)
+    if not isinstance(summary.get("status"), str) or not isinstance(summary.get("steps"), int):
+        raise RunFileError(f"{summary_path} is not a td3x summary: it lacks a status or a steps count")
     state = summary["status"]
     if state == "running" and now - summary_path.stat().st_mtime > STALE_AFTER_S:
         state = "stale"
-    rate = summary["steps"] / summary["wall_time_s"] if summary.get("wall_time_s") else None
+    wall = summary.get("wall_time_s")
+    rate = summary["steps"] / wall if isinstance(wall, (int, float)) and wall > 0 else None
     return RunState(run_dir, state, summary["steps"], total_steps, rate, summary.get("failure"))
 
 
@@ -273,7 +295,7 @@ def path_states(path: Path) -> list[RunState]:
         read_sweep(path)  # raises: neither a sweep dir nor a run dir
     now = time.time()
     return [
-        run_state(config.parent, int(yaml.safe_load(config.read_text())["run"]["total_steps"]), now)
+        run_state(config.parent, config_int(read_yaml_mapping(config), "run.total_steps", config), now)
         for config in configs
     ]
 
@@ -301,6 +323,7 @@ def rerun(sweep_dir: Path) -> int:
     """Launch the sweep again with its own overrides and launcher: finished jobs return at once, the others
     resume from their checkpoints (or start, if they never wrote one)."""
     launched = read_sweep(sweep_dir)
+    check_overrides(launched.task_overrides)
     command = [sys.executable, "-m", "td3x.entrypoint", "-m", *launched.task_overrides, *launched.hydra_overrides]
     print("relaunching:", " ".join(command[2:]), flush=True)
     return subprocess.run(command, cwd=launched.cwd, check=False).returncode
@@ -316,7 +339,7 @@ def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
         raise FileNotFoundError(f"{sweep_dir} has no complete run to recheck")
     mismatches = 0
     for run_dir in complete:
-        original = from_saved(yaml.safe_load((run_dir / CONFIG_FILE).read_text()))
+        original = from_saved(read_yaml_mapping(run_dir / CONFIG_FILE))
         length = steps or 2 * original.run.eval_every + 1  # evaluations 0, e and 2e compare
         replay = dataclasses.replace(
             original,
@@ -416,6 +439,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console script ``td3x-sweep``: list, status, rerun, recheck."""
     args = build_parser().parse_args(argv)
     try:
+        if args.command != "list" and not args.sweep_dir.is_dir():
+            kind = "is a file" if args.sweep_dir.exists() else "does not exist"
+            takes = "a sweep dir, a run dir or a K-seeds dir" if args.command == "status" else "a sweep dir"
+            raise FileNotFoundError(f"{args.sweep_dir} {kind}: td3x-sweep {args.command} takes {takes}")
         if args.command == "list":
             sys.exit(_print_list(list_jobs(list(args.overrides)), launcher_resources(list(args.overrides))))
         if args.command == "status":
@@ -423,8 +450,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         if args.command == "recheck":
             sys.exit(recheck(args.sweep_dir, args.runs, args.steps))
         sys.exit(rerun(args.sweep_dir))
-    except FileNotFoundError as error:
+    except (FileNotFoundError, RunFileError) as error:
         print(f"td3x-sweep: {error}", file=sys.stderr)
+        sys.exit(2)
+    except ConfigError as error:
+        for problem in error.problems:
+            print(f"config error: {problem}", file=sys.stderr)
+        sys.exit(2)
+    except HydraException as error:  # an override Hydra refuses that td3x does not check (its syntax, a hydra key)
+        print(f"td3x-sweep: {' '.join(str(error).split())}", file=sys.stderr)
         sys.exit(2)
 
 

@@ -75,7 +75,7 @@ class Trainer:
         self.last_update: dict[str, list[float]] = {}  # the last recorded update's metrics, one value per seed
         self.stop_requested: str | None = None  # the signal that asked the run to stop
         self.clock = RunClock()  # wall time and each phase's seconds; `with self.clock.timed(phase)` times a phase
-        self.progress = Progress(config.run.total_steps * len(self.seeds))
+        self.progress = Progress(config.run.total_steps, config.update_start)  # env steps per seed
 
     # ------------------------------------------------------------------ the loop
     def train(self) -> None:
@@ -158,7 +158,7 @@ class Trainer:
             timing = {"eval_time_s": lap.seconds, "wall_time_s": wall, "sps": self.step / max(wall, 1e-9)}
             seed.log_evaluation(result, bias, self.step, timing)
             seed.loggers.write_summary(self._summary(seed, "running"))
-        self.progress.evaluated(self.step * len(self.seeds), float(np.mean([r.returns.mean() for r in results])))
+        self.progress.evaluated(self.step, float(np.mean([r.returns.mean() for r in results])))
 
     def _record_video(self) -> None:
         """Every ``logging.video_every`` steps, a video of each seed's evaluation episode 0 (timed as evaluation)."""
@@ -188,7 +188,7 @@ class Trainer:
         for k, seed in enumerate(self.seeds):
             update_metrics = {name: values[k] for name, values in self.last_update.items()}
             seed.loggers.log_train(seed.training_row(update_metrics) | shared, self.step)
-        self.progress.advance(self.step * len(self.seeds), shared["sps"] * len(self.seeds))
+        self.progress.advance(self.step)
 
     def _summary(self, seed: SeedRun, status: str, **outcome: str) -> RunSummary:
         return seed.summary(status, self.step, self.agent.num_updates, self.clock.wall_time(), **outcome)
@@ -238,7 +238,7 @@ class Trainer:
         self.step, self.pending_updates = parts["counters"]["step"], parts["counters"]["pending_updates"]
         self.last_update = dict(parts["last_update"])
         self.clock.restore(parts["phase_time"], parts["wall_time_s"])
-        self.progress.advance(self.step * len(self.seeds), 0.0)
+        self.progress.advance(self.step)
 
     def close(self, status: str, **outcome: str) -> list[RunSummary]:
         """Write each seed's summary (``outcome``: ``interrupted=`` or ``failure=``) and close its files."""

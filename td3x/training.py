@@ -27,6 +27,7 @@ from td3x.envs import check_env, env_spec, make_env
 from td3x.provenance import collect_provenance
 from td3x.resume_plan import Plan, exclusive, plan
 from td3x.run_dir import (
+    CHECKPOINT_FILE,
     CONFIG_FILE,
     EVAL_FILE,
     METRICS_FILE,
@@ -156,6 +157,9 @@ def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | No
     log.info(start_line(config, run_dir, choices))
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dirs = seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
+    earlier = [d / name for d in run_dirs for name in (CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE)]
+    if decision.action == "start" and any(path.exists() for path in earlier):
+        log.warning("%s holds an earlier attempt but no %s: starting over from env step 0", run_dir, CHECKPOINT_FILE)
     _prepare_run_dirs(run_dirs, decision)
     saved_seeds = decision.parts.get("seeds", [])
     trainer = Trainer(config, run_dir, choices, wandb_run_ids=[seed["wandb_run_id"] for seed in saved_seeds] or None)
@@ -185,9 +189,10 @@ def start_line(config: TrainConfig, run_dir: Path, choices: dict[str, str] | Non
     last_seed = config.seed + config.run.num_seeds - 1
     seeds = f"seed {config.seed}" if last_seed == config.seed else f"seeds {config.seed}-{last_seed}"
     agent = (choices or {}).get("agent", "as configured")
+    per_seed = " per seed" if config.run.num_seeds > 1 else ""  # as the progress lines count them
     return (
-        f"training {config.env.id} | agent {agent} | row {config.paper_row} | {config.run.total_steps} steps | "
-        f"{seeds} | {config.run.num_threads} thread(s) | run dir {run_dir}"
+        f"training {config.env.id} | agent {agent} | row {config.paper_row} | {config.run.total_steps} steps"
+        f"{per_seed} | {seeds} | {config.run.num_threads} thread(s) | run dir {run_dir}"
     )
 
 

@@ -1,5 +1,6 @@
 """Real Hydra composition of conf/: every option composes, the ablation rows are values only, bad input is
-refused with one line per problem naming the key, the value and what is allowed."""
+refused with one line per problem naming the key, the value and what is allowed, a key added past the command
+line's check is refused too; the bare demo's budget and each env option's."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import torch
 import yaml
 from omegaconf import DictConfig
 
+import td3x
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, to_typed
 from td3x.training import check_runtime
+
+MakeConfig = Callable[..., TrainConfig]
 
 PAPER_TABLES = json.loads((Path(__file__).parents[1] / "td3x" / "data" / "paper_tables.json").read_text())
 SHARED_TABLES = Path(__file__).parents[2] / "shared" / "reference" / "paper_tables.json"
@@ -264,3 +268,55 @@ def test_wandb_mode_follows_the_environment_variable(
     assert to_typed(compose_cfg()).logging.wandb_mode == "offline"
     monkeypatch.setenv("WANDB_MODE", "disabled")
     assert to_typed(compose_cfg()).logging.wandb_mode == "disabled"
+
+
+# ---------------------------------------------------------------------- the bare demo's budget
+def test_bare_default_is_the_pendulum_demo_and_env_options_carry_their_budget() -> None:
+    bare = td3x.compose()
+    assert (bare.env.id, bare.run.total_steps, bare.run.eval_every, bare.paper_row) == (
+        "Pendulum-v1",
+        15000,
+        1000,
+        "TD3",
+    )
+    hopper = td3x.compose(["env=hopper"])
+    assert (hopper.run.total_steps, hopper.run.eval_every) == (1_000_000, 5000)  # the paper's budget
+    assert td3x.compose(["env=hopper", "run.total_steps=5000"]).run.total_steps == 5000  # the command line wins
+    smoke = td3x.compose(["env=hopper", "+experiment=table2_smoke"])  # an experiment keeps its numbers
+    assert (smoke.run.total_steps, smoke.run.eval_every) == (1000, 500)
+
+
+def test_a_key_added_past_the_command_line_check_is_refused_too(compose_cfg) -> None:  # type: ignore[no-untyped-def]
+    """``to_typed`` refuses any key the schema lacks, at any depth (Hydra lets ``+`` add it to a typed node and
+    ``OmegaConf.to_object`` would drop it silently), while ``env.kwargs`` stays free-form for gymnasium.make."""
+    with pytest.raises(ConfigError) as refused:
+        td3x.config.to_typed(compose_cfg("+agent.polcy_delay=3", "+run.totl_steps=9"))
+    assert refused.value.problems == [
+        "agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?",
+        "run.totl_steps is not a td3x key; did you mean run.total_steps?",
+    ]
+    config = td3x.config.to_typed(compose_cfg("+env.kwargs.max_episode_steps=50", "+env.kwargs.g=9.81"))
+    assert config.env.kwargs == {"max_episode_steps": 50, "g": 9.81}
+
+
+def test_update_start_must_be_null_or_non_negative(make_config: MakeConfig) -> None:
+    with pytest.raises(ConfigError, match=r"agent\.update_start=-1 is not allowed"):
+        make_config("agent.update_start=-1")
+
+
+def test_delay_per_burst_needs_the_episode_end_schedule(make_config: MakeConfig) -> None:
+    """Per-step bursts are single updates: restarting the count at each would update the actor every time."""
+    with pytest.raises(ConfigError, match=r"agent\.delay_per_burst=True is not allowed: needs agent\.update_schedule"):
+        make_config("agent.delay_per_burst=true")
+    assert make_config("agent=td3_2018").agent.delay_per_burst
+
+
+def test_td3_2018_is_td3_paper_with_the_2018_schedule(make_config: MakeConfig) -> None:
+    paper, code_2018 = (make_config(f"agent={name}").agent for name in ("td3_paper", "td3_2018"))
+    assert paper.update_schedule.value == "per_step" and (paper.update_start, paper.delay_per_burst) == (None, False)
+    schedule_2018 = (code_2018.update_schedule.value, code_2018.update_start, code_2018.delay_per_burst)
+    assert schedule_2018 == ("episode_end", 0, True)
+    schedule_keys = ("update_schedule", "update_start", "delay_per_burst")
+    assert {k: v for k, v in vars(code_2018).items() if k not in schedule_keys} == {
+        k: v for k, v in vars(paper).items() if k not in schedule_keys
+    }

@@ -89,9 +89,18 @@ def test_the_key_reference_carries_each_fields_comment() -> None:
     checked = 0
     for prefix, schema in HOOK.schema_sections(TrainConfig, ""):
         for name, comment in beside.findall(inspect.getsource(schema)):
-            assert comment.replace("|", "\\|") in rows[prefix + name], prefix + name
+            assert HOOK._cell(comment) in rows[prefix + name], prefix + name
             checked += 1
     assert checked >= 10
+
+
+def test_every_key_has_a_description_and_angle_brackets_are_text_not_html() -> None:
+    rows = [row for row in HOOK.config_keys_markdown().splitlines() if row.startswith("| `")]
+    assert rows and all(not row.rstrip().endswith("|  |") for row in rows), [r for r in rows if r.endswith("|  |")]
+    num_seeds = next(row for row in rows if row.startswith("| `run.num_seeds`"))
+    assert "seed_&lt;seed&gt;" in num_seeds  # not a tag the browser would swallow
+    # code spans are kept as they are: Markdown shows their text literally
+    assert HOOK._cell("run dirs `seed_<k>` in <dir> | a") == "run dirs `seed_<k>` in &lt;dir&gt; \\| a"
 
 
 def test_the_generated_tables_list_every_option() -> None:

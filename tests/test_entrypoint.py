@@ -1,5 +1,6 @@
 """The real ``td3x-train`` entrypoint as a subprocess: Hydra composition, run-dir files, offline W&B files read
-back, multirun, refused configs and a broken W&B. Marked slow: seconds to a couple of minutes each."""
+back, multirun, refused configs and a broken W&B (marked slow: seconds to a couple of minutes each); unknown keys
+and options refused in one line with the closest match, before anything is created; td3x's own --help."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from wandb_records import find_run_files, read_run
+from helpers.scripts import BIN
+from helpers.wandb_records import find_run_files, read_run
 
-pytestmark = pytest.mark.slow
+import td3x
+from td3x.config import ConfigError
+from td3x.entrypoint import help_text, main
+
 RUN_FILES = {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt", "wandb"}
 SHORT = ("run.eval_episodes=2", "agent.hidden_sizes=[32,32]", "agent.batch_size=64")
 
@@ -35,6 +40,7 @@ def eval_steps(run_dir: Path) -> list[int]:
         return [int(row["step"]) for row in csv.DictReader(file)]
 
 
+@pytest.mark.slow
 def test_hopper_paper_preset_with_an_ablation_writes_every_run_file(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     result = train(
@@ -77,6 +83,7 @@ def test_hopper_paper_preset_with_an_ablation_writes_every_run_file(tmp_path: Pa
     assert wandb_run.summary["last10_return"] == pytest.approx(summary["last10_return"])
 
 
+@pytest.mark.slow
 def test_multirun_gives_each_job_its_own_dir_and_wandb_run(tmp_path: Path) -> None:
     result = train(
         "-m",
@@ -99,6 +106,7 @@ def test_multirun_gives_each_job_its_own_dir_and_wandb_run(tmp_path: Path) -> No
     assert len(run_ids) == 2  # wandb.finish() between jobs: never one run for the whole sweep
 
 
+@pytest.mark.slow
 def test_bad_config_prints_one_line_per_problem_and_leaves_nothing(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     result = train("agent.tau=1.5", "agent.policy_delay=0", "run.eval_seed=-1", f"hydra.run.dir={run_dir}")
@@ -112,6 +120,7 @@ def test_bad_config_prints_one_line_per_problem_and_leaves_nothing(tmp_path: Pat
     assert not run_dir.exists()
 
 
+@pytest.mark.slow
 def test_unknown_env_is_refused_with_close_matches(tmp_path: Path) -> None:
     result = train("env.id=Hoper-v5", f"hydra.run.dir={tmp_path / 'run'}")
     assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -122,6 +131,7 @@ def test_unknown_env_is_refused_with_close_matches(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_hydra_composition_errors_name_the_key(tmp_path: Path) -> None:
     result = train("agent.tau=fast", f"hydra.run.dir={tmp_path / 'run'}")
     assert result.returncode != 0 and "agent.tau" in result.stderr and "Traceback" not in result.stderr
@@ -129,6 +139,7 @@ def test_hydra_composition_errors_name_the_key(tmp_path: Path) -> None:
     assert result.returncode != 0 and "no_twin" in result.stderr  # Hydra lists the available options
 
 
+@pytest.mark.slow
 def test_a_refused_job_in_a_multirun_does_not_stop_the_others(tmp_path: Path) -> None:
     result = train(
         "-m", "agent.tau=1.5,0.5", "run.total_steps=300", "env.random_steps=300", *SHORT, f"hydra.sweep.dir={tmp_path}"
@@ -140,6 +151,7 @@ def test_a_refused_job_in_a_multirun_does_not_stop_the_others(tmp_path: Path) ->
     assert not list(tmp_path.glob("pendulum/none/agent.tau=1.5*"))
 
 
+@pytest.mark.slow
 def test_training_survives_a_broken_wandb(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -153,6 +165,7 @@ def test_training_survives_a_broken_wandb(tmp_path: Path) -> None:
     assert eval_steps(run_dir) == [0, 200, 400]
 
 
+@pytest.mark.slow
 def test_readme_demo_learns_pendulum(tmp_path: Path) -> None:
     """The README's first command ends in a bare ``td3x-train``: TD3 solves Pendulum-v1 (final eval return above
     -250) in its 15k steps, says what runs in its first line, and shows an ETA as it goes."""
@@ -164,3 +177,69 @@ def test_readme_demo_learns_pendulum(tmp_path: Path) -> None:
     output = result.stdout + result.stderr  # Hydra logs to stdout
     assert "training Pendulum-v1 | agent td3 | row TD3 | 15000 steps | seed 0" in output
     assert "ETA" in output and len(eval_steps(run_dir)) == 16  # every 1000 steps, and step 0
+
+
+def train_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """``td3x-train ARGV`` in this process: its exit code and stderr."""
+    monkeypatch.setattr(sys, "argv", ["td3x-train", *argv])
+    try:
+        main()
+        code = 0
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    return code, capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- strict keys and options
+@pytest.mark.parametrize(
+    ("override", "line"),
+    [
+        ("+agent.polcy_delay=3", "agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?"),
+        ("++run.totl_steps=9", "run.totl_steps is not a td3x key; did you mean run.total_steps?"),
+        ("+seeed=1", "seeed is not a td3x key; did you mean seed?"),
+        ("agent.polcy_delay=3", "agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?"),
+        ("+logging.projekt=x", "logging.projekt is not a td3x key; did you mean logging.project?"),
+        ("experiment=table2", "experiment=table2 needs a +: +experiment=table2 (experiment has no default to change)"),
+        (
+            "env=hoper",
+            "env=hoper is not an option of env: choose one of ant, halfcheetah, hopper, "
+            "inverted_double_pendulum, inverted_pendulum, pendulum, reacher, walker2d; did you mean hopper?",
+        ),
+    ],
+)
+def test_unknown_keys_and_options_are_refused_in_one_line_with_the_closest_match(
+    override: str, line: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, stderr = train_main(monkeypatch, capsys, override, "run.total_steps=10")
+    assert (code, stderr.splitlines()) == (2, [f"config error: {line}"])
+    assert list(tmp_path.iterdir()) == []  # nothing created
+    with pytest.raises(ConfigError) as refused:  # the Python API refuses it the same way
+        td3x.compose([override])
+    assert refused.value.problems == [line]
+
+
+def test_the_real_console_script_refuses_a_typo_before_creating_anything(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [BIN / "td3x-train", "+agent.polcy_delay=3"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "config error: agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_help_is_td3x_own(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    text = help_text()
+    assert "Hydra" not in text.splitlines()[0] and "schema" not in text
+    for expected in (
+        "(default: pendulum)",
+        "no_twin",
+        "td3_paper",
+        "table2",
+        "run.total_steps",
+        "td3x-resume",
+    ):
+        assert expected in text
+    assert train_main(monkeypatch, capsys, "--help")[0] == 0

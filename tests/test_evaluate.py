@@ -1,4 +1,5 @@
-"""td3x-eval on real tiny runs: exact re-evaluation, MP4 videos (and their W&B copy), ONNX export, CLI errors."""
+"""td3x-eval on real tiny runs: exact re-evaluation, MP4 videos (and their W&B copy), ONNX export, CLI errors,
+a sweep dir or a folder of runs refused naming the runs inside."""
 
 from __future__ import annotations
 
@@ -16,31 +17,21 @@ import gymnasium as gym
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from helpers.runs import TINY, train_tiny
+from helpers.scripts import exit_code
 
 from td3x import checkpoint
 from td3x.config import EnvConfig, TrainConfig
 from td3x.envs import make_env
 from td3x.evaluate import main
+from td3x.evaluate import main as eval_main
 from td3x.evaluation import load_run
 from td3x.export import ONNX_FILE, sample_observations
 from td3x.run_dir import CHECKPOINT_FILE
-from td3x.training import run
+from td3x.sweep import main as sweep_main
 from td3x.video import TrainingVideos, configure_headless_rendering, gl_problem
 
-TINY = (
-    "run.total_steps=600",
-    "run.eval_every=300",
-    "run.eval_episodes=2",
-    "env.random_steps=300",
-    "agent.hidden_sizes=[16,16]",
-    "agent.batch_size=32",
-)
 SHORT_HOPPER = ("env=hopper", "+env.kwargs.max_episode_steps=40")  # a few dozen frames per video
-
-
-def train_tiny(make_config: Callable[..., TrainConfig], run_dir: Path, *overrides: str) -> Path:
-    run(make_config(*TINY, *overrides), run_dir)
-    return run_dir
 
 
 def last_eval_row(run_dir: Path) -> dict[str, str]:
@@ -209,8 +200,8 @@ def test_videos_during_training_reach_wandb_and_never_change_the_numbers(
 ) -> None:
     """``logging.video_every`` in a real run: each video is an MP4 in the run dir and a media file of its offline
     W&B run, logged at its env step; rendering uses its own env, so eval.csv equals the run without videos."""
-    from run_files import without_timing
-    from wandb_records import find_run_files, read_run
+    from helpers.run_files import without_timing
+    from helpers.wandb_records import find_run_files, read_run
 
     offline = (*SHORT_HOPPER, "logging.wandb_mode=offline")
     filmed = train_tiny(make_config, tmp_path / "filmed", *offline, "logging.video_every=300")
@@ -227,3 +218,25 @@ def test_videos_during_training_reach_wandb_and_never_change_the_numbers(
     assert len(media) == 3
     logged = [row for row in read_run(wandb_file).history if any(key.startswith("eval/video") for key in row)]
     assert [row["env_step"] for row in logged] == [0, 300, 600]
+
+
+# ---------------------------------------------------------------------------------------------------- not a run dir
+def test_eval_on_a_folder_of_runs_and_status_on_run_dirs(
+    make_config: Callable[..., TrainConfig], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    process = train_tiny(make_config, tmp_path / "sweep" / "job", "run.num_seeds=2")  # seed_0/, seed_1/ inside
+    (tmp_path / "sweep" / "multirun.yaml").write_text("hydra: {}\n")
+    assert exit_code(eval_main, [str(tmp_path / "sweep")]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"td3x-eval: error: {tmp_path / 'sweep'} is a sweep dir: pick one of the 2 runs inside, e.g. td3x-eval "
+        f"{process / 'seed_0'} ({process / 'seed_0'}, {process / 'seed_1'})\n"
+    )
+    assert exit_code(eval_main, [str(tmp_path)]) == 2
+    assert f"{tmp_path} is a folder of runs, not a run dir: pick one of the 2 runs inside" in capsys.readouterr().err
+    assert exit_code(sweep_main, ["status", str(process)]) == 0  # the K-seeds process dir: one run per seed
+    assert "2 complete, 0 running, 0 stale, 0 failed, 0 not started" in capsys.readouterr().out
+    assert exit_code(sweep_main, ["status", str(process / "seed_1")]) == 0  # a single run dir
+    assert "steps: 600/600 (100.0%)" in capsys.readouterr().out
+    assert exit_code(sweep_main, ["status", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"td3x-sweep: {tmp_path} is not a sweep dir: it has no multirun.yaml\n"

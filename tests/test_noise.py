@@ -1,12 +1,19 @@
-"""Exploration noise statistics: Gaussian, its linear decay, Ornstein-Uhlenbeck, none."""
+"""Exploration noise statistics: Gaussian, its linear decay, Ornstein-Uhlenbeck, none; and its std in the env's
+own action units (agent=td3_paper) or in the half range's (td3)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from td3x.config import NoiseConfig, NoiseKind
+from td3x.config import NoiseConfig, NoiseKind, TrainConfig
 from td3x.noise import GaussianNoise, NoNoise, OrnsteinUhlenbeckNoise, make_noise
+from td3x.trainer import Trainer
+
+MakeConfig = Callable[..., TrainConfig]
 
 
 def test_gaussian_has_the_configured_std_per_dimension() -> None:
@@ -76,3 +83,16 @@ def test_ornstein_uhlenbeck_follows_its_recurrence_step_by_step() -> None:
     for t, xi in enumerate(draws):
         x = x - theta * x * dt + sigma * np.sqrt(dt) * xi
         assert np.allclose(noise.sample(t), x, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(("agent", "expected_std"), [("td3_paper", 0.1), ("td3", 0.3)])
+def test_exploration_std_on_inverted_pendulum(
+    make_config: MakeConfig, tmp_path: Path, agent: str, expected_std: float
+) -> None:
+    """td3_paper: N(0, 0.1) in the env's own units (±3), as the 2018 code; td3: 0.1 of the half range."""
+    config = make_config(f"agent={agent}", "env=inverted_pendulum", "agent.buffer_size=1000")
+    trainer = Trainer(config, tmp_path)
+    seed = trainer.seeds[0]
+    actions = np.array([seed.noisy_action(np.zeros(1, dtype=np.float32), step) for step in range(20_000)])
+    trainer.close("complete")
+    assert (3.0 * actions).std() == pytest.approx(expected_std, rel=0.03)  # normalised -> the env's units

@@ -1,23 +1,26 @@
 """The report (td3x.analysis): the paper's metrics on the authors' curves, the tables from hand-written run dirs
 checked against hand computations, unfinished/failed/missing/duplicate runs flagged and never averaged, the
-files written, and (slow) the whole path from real training runs to ``td3x-report``."""
+files written, and (slow) the whole path from real training runs to ``td3x-report``. The command line: the default
+output dir, plotly.js modes, the step-0 mark, plots left out, and the fidelity count."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from helpers.report_runs import EVAL_EVERY, N_EVALS, REPS, curve, write_run
+from helpers.wandb_records import find_run_files, read_run
 from scipy import stats
-from wandb_records import find_run_files, read_run
 
 from td3x.analysis import Report, Settings, build_report, tables, write_report
+from td3x.analysis import cli as report_cli
 from td3x.analysis.cli import main
+from td3x.analysis.fidelity import authors_band
 from td3x.analysis.metrics import (
     BOOTSTRAP,
     NO_INTERVAL,
@@ -31,13 +34,10 @@ from td3x.analysis.metrics import (
 )
 from td3x.analysis.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
 from td3x.analysis.report import Written
-from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, T_MARK, T_NOTE, UNTRAINED_PEAK
+from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE, UNTRAINED_PEAK
 from td3x.config import TrainConfig
 
-REPS = 50  # bootstrap replications: enough to exercise the code, fast
 T_975_DF2 = 4.302653  # Student-t's 97.5% quantile with 2 degrees of freedom (3 seeds), from any table
-EVAL_EVERY = 100
-N_EVALS = 12  # more than 10, so the last-10 mean differs from the mean of the whole curve
 TABLE1_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5"]
 TABLE1_ENVS += ["InvertedDoublePendulum-v5"]
 TABLE2_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5"]
@@ -77,53 +77,6 @@ def test_gymnasium_ids_map_to_the_papers_columns_by_name() -> None:
     assert table2_score("TD3", "Pendulum-v1") is None and table2_score("TD3", "Reacher-v5") is None
     assert table1_score("AHE", "Hopper-v5") == (1860.02, None)  # AHE is Table 1's "Our DDPG"
     assert set(paper_tables()["table2"]["rows"]) >= {"TD3", "TD3 - DP", "TD3 - TPS", "TD3 - CDQ"}
-
-
-# ---------------------------------------------------------------------------------------------------- run dirs
-def curve(base: float, seed: int, n: int = N_EVALS) -> np.ndarray:
-    """A learning curve that peaks inside the run (k = 6), offset by seed."""
-    k = np.arange(n)
-    return base + 10.0 * seed + 50.0 * k - 4.0 * k**2
-
-
-def write_run(
-    path: Path,
-    env_id: str,
-    paper_row: str,
-    seed: int,
-    returns: np.ndarray,
-    status: str = "complete",
-    total_steps: int | None = None,
-    eval_every: int = EVAL_EVERY,
-    extra: dict[str, np.ndarray] | None = None,
-    agent: dict[str, Any] | None = None,
-) -> Path:
-    """A run dir as td3x.train writes it: config.yaml, eval.csv, summary.json."""
-    path.mkdir(parents=True)
-    steps = eval_every * np.arange(len(returns))
-    config = {
-        "env": {"id": env_id, "kwargs": {}, "random_steps": 1000 if env_id != "Pendulum-v1" else 500},
-        "agent": {"tau": 0.005, "hidden_sizes": [16, 16], **(agent or {})},
-        "run": {"total_steps": int(steps[-1]) if total_steps is None else total_steps, "eval_every": eval_every},
-        "logging": {"wandb_mode": "disabled", "project": "td3x", "group": str(path.parent)},
-        "seed": seed,
-        "paper_row": paper_row,
-        "choices": {"env": env_id.lower(), "ablation": paper_row},
-    }
-    (path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    pd.DataFrame({"step": steps, "return_mean": returns, "return_std": 0.0, **(extra or {})}).to_csv(
-        path / "eval.csv", index=False
-    )
-    summary = {
-        "status": status,
-        "failure": "TrainingError: non-finite critic_loss" if status == "failed" else None,
-        "steps": int(steps[-1]),
-        "final_return": float(returns[-1]),
-        "last10_return": float(np.mean(returns[-10:])),
-        "wall_time_s": 1.0,
-    }
-    (path / "summary.json").write_text(json.dumps(summary))
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -499,3 +452,134 @@ def test_report_on_a_real_sweep(
     assert logged.job_type == "report"
     assert logged.history[0]["tables/table2/_type"] == "table-file"
     assert logged.history[0]["plots/curves_Pendulum-v1/_type"] == "image-file"
+
+
+# ---------------------------------------------------------------------------------------------------- the command line
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Pendulum TD3, 2 seeds of 8 evaluations with all-NaN bias columns (as Pendulum logs them); Hopper TD3 and
+    TD3 - CDQ, 2 seeds of 12 evaluations."""
+    root = tmp_path_factory.mktemp("cli") / "runs"
+    nan_bias = {"bias_q1": np.full(8, np.nan), "bias_min_q": np.full(8, np.nan)}
+    for seed in range(2):
+        write_run(root / f"pendulum/{seed}", "Pendulum-v1", "TD3", seed, curve(-1000, seed, n=8), extra=nan_bias)
+        write_run(root / f"hopper/td3/{seed}", "Hopper-v5", "TD3", seed, curve(1000, seed))
+        write_run(root / f"hopper/cdq/{seed}", "Hopper-v5", "TD3 - CDQ", seed, curve(800, seed))
+    return root
+
+
+def test_report_without_out_writes_below_outputs_and_says_where(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert report_cli.main([str(runs), "--reps", str(REPS), "--plotly", "none"]) == 0
+    captured = capsys.readouterr()
+    (out,) = (tmp_path / "outputs" / "reports").iterdir()
+    assert captured.err.strip() == f"report written to {out.relative_to(tmp_path)}"
+    assert (out / "report.md").read_text() + "\n" == captured.out
+
+
+def test_step0_mark_on_short_runs_and_its_note_under_the_table(runs: Path, tmp_path: Path) -> None:
+    written = write_report(build_report([runs], Settings(reps=REPS)), tmp_path, "none")
+    table2 = written.frames["table2"]
+    assert STEP0_MARK in table2.loc["TD3", "Pendulum-v1"]  # 8 evaluations: the last 10 include step 0
+    assert STEP0_MARK not in table2.loc["TD3", "Hopper-v5"]  # 12 evaluations
+    section = written.markdown.split("## Table 2 layout")[1].split("\n## ")[0]
+    assert section.rstrip().endswith(f"{STEP0_NOTE}\n\n{SHORT_NOTE}")  # one note per mark the table uses
+    assert "## Table 1" in written.markdown and STEP0_NOTE not in written.markdown.split("## Table 1")[1]
+    assert r"$^\dagger$" in (tmp_path / "table2.tex").read_text()
+    cells = pd.read_csv(tmp_path / "cells.csv").set_index(["row", "env"])
+    assert cells.loc[("TD3", "Pendulum-v1"), "last10_has_step0"]
+    assert not cells.loc[("TD3", "Hopper-v5"), "last10_has_step0"]
+
+
+def test_plot_without_data_is_not_written_and_the_report_says_why(runs: Path, tmp_path: Path) -> None:
+    written = write_report(build_report([runs], Settings(reps=REPS)), tmp_path, "none")
+    assert not list((tmp_path / "plots").glob("bias_*"))
+    (line,) = [line for line in written.markdown.splitlines() if "bias_Pendulum-v1" in line]
+    assert line.startswith("`plots/bias_Pendulum-v1` is not drawn because every bias value is NaN")
+    assert written.not_drawn == [line]
+    assert (tmp_path / "plots" / "curves_Pendulum-v1.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("mode", "pages", "shared_copy", "in_page"),
+    [
+        ("directory", True, True, 'src="plotly.min.js"'),
+        ("cdn", True, False, "https://cdn.plot.ly/plotly-"),
+        ("inline", True, False, "plotly.js v"),
+        ("none", False, False, ""),
+    ],
+)
+def test_plotly_modes(runs: Path, tmp_path: Path, mode: str, pages: bool, shared_copy: bool, in_page: str) -> None:
+    write_report(build_report([runs / "hopper"], Settings(reps=REPS)), tmp_path, mode)
+    plots = tmp_path / "plots"
+    assert (plots / "plotly.min.js").exists() == shared_copy
+    page = plots / "curves_Hopper-v5.html"
+    assert page.exists() == pages and (plots / "curves_Hopper-v5.png").exists()
+    if pages:
+        assert in_page in page.read_text()
+        assert page.stat().st_size > 3_000_000 if mode == "inline" else page.stat().st_size < 100_000
+
+
+# ---------------------------------------------------------------------------------------------------- fidelity
+# Hopper's authors' curves at steps 0, 5000, ..., 50000 (k = 0..10): our points at mean + z·std, z known.
+# Seed 0: 7 of 11 inside (|z| <= 2); seed 1: 2 of 11. Points at 2500, 7500, ... (the authors have none) lie far
+# outside and must not count.
+Z = {0: [0, 1.5, -1.5, 2.5, -2.5, 1.9, -3, 0.5, 10, -1, 1.99], 1: [0, -1.9, *[3] * 9]}
+
+
+def test_fidelity_counts_points_within_the_authors_mean_plus_minus_2_std(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    band, curves = authors_band("Hopper-v5"), authors_curves("Hopper-v5")
+    assert band is not None and curves is not None
+    theirs = curves[:, :11]
+    mean, spread = band.mean[:11], (band.high[:11] - band.mean[:11]) / 2  # one std
+    for seed, z in Z.items():
+        returns = np.full(21, 1e6)  # every 2500 steps, 0..50000
+        returns[::2] = mean + np.array(z) * spread
+        write_run(tmp_path / f"runs/td3/{seed}", "Hopper-v5", "TD3", seed, returns, eval_every=2500)
+        write_run(tmp_path / f"runs/cdq/{seed}", "Hopper-v5", "TD3 - CDQ", seed, returns, eval_every=2500)
+    write_run(tmp_path / "runs/pendulum", "Pendulum-v1", "TD3", 0, curve(-1000, 0))  # no authors' curves
+    out = tmp_path / "out"
+    assert report_cli.main([str(tmp_path / "runs"), "--out", str(out), "--reps", str(REPS), "--plotly", "cdn"]) == 0
+    markdown = capsys.readouterr().out
+    fidelity = pd.read_csv(out / "fidelity.csv")
+    assert list(fidelity["row"]) == ["TD3", "TD3 - CDQ"]  # every row on an env with the authors' curves
+    fidelity = fidelity[fidelity["row"] == "TD3"]
+    # at the first shared step (0) both seeds lie on the authors' mean; at the last (50000, k = 10) at z = 1.99 and 3
+    ends = {
+        "first": (np.full(2, mean[0]), theirs[:, 0]),
+        "last": (mean[10] + np.array([1.99, 3.0]) * spread[10], theirs[:, 10]),
+    }
+    texts = {}
+    for end, (ours, authors) in ends.items():
+        assert fidelity.pop(f"ours_{end}_mean").item() == pytest.approx(ours.mean())
+        assert fidelity.pop(f"ours_{end}_min").item() == pytest.approx(ours.min())
+        assert fidelity.pop(f"ours_{end}_max").item() == pytest.approx(ours.max())
+        assert fidelity.pop(f"authors_{end}_mean").item() == pytest.approx(authors.mean())
+        assert fidelity.pop(f"authors_{end}_std").item() == pytest.approx(authors.std())
+        texts[f"ours at {end}_step: mean [min, max]"] = f"{ours.mean():.2f} [{ours.min():.2f}, {ours.max():.2f}]"
+        texts[f"authors' at {end}_step: mean ± std"] = f"{authors.mean():.2f} ± {authors.std():.2f}"
+    expected = {
+        "row": "TD3",
+        "env": "Hopper-v5",
+        "authors_env": "Hopper-v1",
+        "seeds": 2,
+        "steps": 11,
+        "first_step": 0,
+        "last_step": 50000,
+        "within": 9,
+        "points": 22,
+        "within mean ± 2 std": "9 of 22",
+        **texts,
+    }
+    [record] = fidelity.to_dict("records")
+    assert {name: record[name] for name in expected} == expected  # the test's columns: tests/test_fidelity.py
+    section = markdown.split("## Fidelity to the authors' TD3 curves")[1].split("\n## ")[0]
+    assert "| TD3 | Hopper-v5 | Hopper-v1 | 2 | 11 | 50000 | 9 of 22 |" in section and "gym v1" in section
+    assert "| TD3 | Hopper-v5 | 0 | {} | {} | 50000 | {} | {} |".format(*texts.values()) in section
+    page = (out / "plots" / "curves_Hopper-v5.html").read_text()
+    assert "9 of 22 points within their mean \\u00b1 2 std" in page  # plotly's JSON
+    assert "authors' TD3 (Hopper-v1, gym v1" in page

@@ -22,13 +22,16 @@ RESULTS = ROOT / "docs" / "results"
 RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
 REPORT_COMMAND = ["docs/results/runs", "--out", "docs/results/report", "--plotly", "none"]  # run from the root
 RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
-SEEDS = [0, 1, 2]
 STEPS = 100_000
-# (logging.group, env, Table 2 row) -> what the experiment of that name trains (conf/experiment/)
+SEEDS, FIVE_SEEDS = [0, 1, 2], [0, 1, 2, 3, 4]
+# (logging.group, env, Table 2 row) -> the agent preset and seeds the experiment of that name trains (conf/experiment/;
+# AHE + CDQ with `ablation=ahe_twin run.num_seeds=5` on the command line)
 EXPERIMENTS = {
-    **{("reference_td3", env, "TD3"): "td3_paper" for env in ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5")},
-    **{("reference_bias", env, "AHE"): "td3_paper" for env in ("Hopper-v5", "Walker2d-v5")},
-    ("reference_td3_2018", "HalfCheetah-v5", "TD3"): "td3_2018",
+    **{("reference_td3", env, "TD3"): ("td3_paper", SEEDS) for env in ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5")},
+    ("reference_td3", "Ant-v5", "TD3"): ("td3_paper", SEEDS),
+    **{("reference_bias", env, "AHE"): ("td3_paper", SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
+    ("reference_bias", "Hopper-v5", "AHE + CDQ"): ("td3_paper", FIVE_SEEDS),
+    ("reference_td3_2018", "HalfCheetah-v5", "TD3"): ("td3_2018", SEEDS),
 }
 
 
@@ -46,10 +49,11 @@ def test_every_reference_experiment_is_committed_complete_with_its_files_only() 
         assert (summary["status"], summary["steps"]) == ("complete", STEPS), path
         assert pd.read_csv(path / "eval.csv")["step"].iloc[-1] == STEPS
         key = (config["logging"]["group"], config["env"]["id"], config["paper_row"])  # type: ignore[index]
-        assert config["choices"]["agent"] == EXPERIMENTS[key], path  # type: ignore[index]
+        assert config["choices"]["agent"] == EXPERIMENTS[key][0], path  # type: ignore[index]
         assert config["choices"]["experiment"] == key[0]  # type: ignore[index]
         found.setdefault(key, []).append(int(config["seed"]))  # type: ignore[call-overload]
-    assert {key: sorted(seeds) for key, seeds in found.items()} == dict.fromkeys(EXPERIMENTS, SEEDS)
+    expected = {key: seeds for key, (_, seeds) in EXPERIMENTS.items()}
+    assert {key: sorted(seeds) for key, seeds in found.items()} == expected
 
 
 @pytest.mark.slow
@@ -83,7 +87,7 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
     """The fidelity test's primary table is on the page whole: every row and env, whatever its outcome."""
     page = PAGE.read_text().splitlines()
     fidelity = pd.read_csv(REPORT / "fidelity.csv")
-    assert len(fidelity) == 7 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
+    assert len(fidelity) == 8 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
     for row, env, outcome in fidelity[["row", "env", "outcome"]].itertuples(index=False):
         lines = [line for line in page if line.startswith(f"| {row} | {env} | ") and line.endswith(f" | {outcome} |")]
         assert len(lines) == 1, (row, env)

@@ -1,7 +1,10 @@
 """Nothing lost: a run killed at any moment resumes exactly (one seed or several per process); SIGTERM
 checkpoints after the current step, mid-episode, and resumes exactly; a
 changed config, a finished run, run.resume=never, a corrupt checkpoint and a NaN are each handled clearly.
-All through the real entrypoint in subprocesses (marked slow)."""
+All through the real entrypoint in subprocesses (marked slow). td3x-resume (td3x.resume): a K-seeds process found from
+its dir or a seed dir, a run started with run.resume=never continued, a SIGKILLed sweep job resumed like the job
+uninterrupted. The resume decision's config hash (td3x.resume_plan): the keys it leaves out are td3x.inert_keys'
+RESUME_INERT, and the hash of every committed run's config is what it was when the run was trained."""
 
 from __future__ import annotations
 
@@ -18,12 +21,22 @@ from pathlib import Path
 
 import pytest
 import torch
-from run_files import assert_same_run, without_timing
-from wandb_records import find_run_files, read_run
+import yaml
+from helpers.run_files import assert_same_run, without_timing
+from helpers.runs import TINY
+from helpers.scripts import BIN, k_seed_run
+from helpers.wandb_records import find_run_files, read_run
 
-from td3x import checkpoint
+import td3x
+from td3x import checkpoint, resume
+from td3x.config import flatten, from_saved, to_container
+from td3x.inert_keys import RESUME_INERT
+from td3x.resume import RESUME_KEYS
+from td3x.resume_plan import config_hash, learning_keys
+from td3x.run_dir import CONFIG_FILE, is_timing_column
 
-pytestmark = pytest.mark.slow
+__all__ = ["k_seed_run"]  # a fixture, imported so that this module's tests can use it
+
 RUN = (
     "run.total_steps=2400",
     "run.eval_every=400",
@@ -71,6 +84,7 @@ def random_moment(attempt: int, uninterrupted: Path) -> float:
     return random.Random(attempt).uniform(0.0, 0.8) * wall_time_s * (2400 - 300) / 2400
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attempt", range(int(os.environ.get("TD3X_KILL_ATTEMPTS", "3"))))
 def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     attempt: int, uninterrupted: Path, tmp_path: Path
@@ -92,6 +106,7 @@ def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     assert read_run(segments[-1]).exit_code == 0  # the resumed segment finished the same W&B run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", ["ddpg", "dq_ac"])  # OU noise, the normaliser, two Adam groups; a second actor
 def test_sigkill_then_resume_equals_an_uninterrupted_run_for_other_rows(row: str, tmp_path: Path) -> None:
     overrides = (f"ablation={row}", "agent.hidden_sizes=[32,32]", "run.total_steps=800")  # the command line wins
@@ -108,6 +123,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run_for_other_rows(row: str
     assert_same_run(killed, straight)
 
 
+@pytest.mark.slow
 def test_sigterm_checkpoints_mid_episode_and_resumes(uninterrupted: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     process = subprocess.Popen(
@@ -126,6 +142,7 @@ def test_sigterm_checkpoints_mid_episode_and_resumes(uninterrupted: Path, tmp_pa
     assert_same_run(run_dir, uninterrupted)
 
 
+@pytest.mark.slow
 def test_k_seeds_killed_then_resumed_equal_an_uninterrupted_k_seed_run(tmp_path: Path) -> None:
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     assert train(straight, "run.num_seeds=2").returncode == 0
@@ -142,6 +159,7 @@ def test_k_seeds_killed_then_resumed_equal_an_uninterrupted_k_seed_run(tmp_path:
     assert without_timing(straight / "seed_0" / "eval.csv") != without_timing(straight / "seed_1" / "eval.csv")
 
 
+@pytest.mark.slow
 def test_finished_run_relaunched_does_nothing(uninterrupted: Path) -> None:
     before = (uninterrupted / "eval.csv").stat().st_mtime_ns
     result = train(uninterrupted)
@@ -149,13 +167,15 @@ def test_finished_run_relaunched_does_nothing(uninterrupted: Path) -> None:
     assert (uninterrupted / "eval.csv").stat().st_mtime_ns == before
 
 
+@pytest.mark.slow
 def test_resume_never_refuses_a_dir_with_results(uninterrupted: Path) -> None:
-    """A resume refusal through the entrypoint: one line, exit 2 (the other refusals: test_resume_in_process)."""
+    """A resume refusal through the entrypoint: one line, exit 2 (the other refusals: test_training.py)."""
     result = train(uninterrupted, "run.resume=never")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "resume error: run.resume=never: " in result.stderr and "already holds results" in result.stderr
 
 
+@pytest.mark.slow
 def test_extending_needs_the_buffer(tmp_path: Path) -> None:
     dropped, kept = tmp_path / "dropped", tmp_path / "kept"
     assert train(dropped, "run.total_steps=800").returncode == 0
@@ -168,6 +188,7 @@ def test_extending_needs_the_buffer(tmp_path: Path) -> None:
         assert [int(row["step"]) for row in csv.DictReader(file)] == [0, 400, 800, 1200]
 
 
+@pytest.mark.slow
 def test_a_corrupt_checkpoint_is_reported_not_loaded(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -176,8 +197,9 @@ def test_a_corrupt_checkpoint_is_reported_not_loaded(tmp_path: Path) -> None:
     assert result.returncode == 2 and "truncated or corrupt" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_nan_stops_the_run_with_its_logs_and_last_good_checkpoint(tmp_path: Path) -> None:
-    """Through the entrypoint (in-process, the message and the checkpoint guard: test_resume_in_process)."""
+    """Through the entrypoint (in-process, the message and the checkpoint guard: test_training.py)."""
     run_dir = tmp_path / "run"
     blow_up = ("agent.critic_lr=1e30", "env.random_steps=300", "run.checkpoint_every=301", "run.log_every=1")
     result = train(run_dir, *blow_up)  # Adam's first step moves each critic weight by ~1e30; the second overflows
@@ -191,6 +213,7 @@ def test_a_nan_stops_the_run_with_its_logs_and_last_good_checkpoint(tmp_path: Pa
     assert all(torch.isfinite(t).all() for t in parts["agent"]["critic"].values())
 
 
+@pytest.mark.slow
 def test_two_processes_never_train_in_one_dir(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     process = subprocess.Popen(
@@ -203,3 +226,108 @@ def test_two_processes_never_train_in_one_dir(tmp_path: Path) -> None:
     finally:
         process.kill()
         process.wait()
+
+
+def test_td3x_resume_finds_a_k_seeds_process_from_its_dir_or_a_seed_dir(k_seed_run: Path) -> None:
+    for given in (k_seed_run, k_seed_run / "seed_1"):
+        run_dir, saved = resume.stored_run(given)
+        assert run_dir == k_seed_run and saved["seed"] == 0 and saved["run"]["num_seeds"] == 2
+    with pytest.raises(resume.ResumeError, match=r"agent\.tau=0\.1"):
+        resume.resume_overrides(saved, ["agent.tau=0.1"])
+    assert resume.resume_overrides(saved, ["run.total_steps=900"])["run"]["total_steps"] == 900
+    with pytest.raises(resume.ResumeError, match=r"^run\.total_steps=abc: Value 'abc'"):  # the user's value, named
+        resume.resume_overrides(saved, ["run.total_steps=abc"])
+
+
+def test_td3x_resume_continues_a_run_started_with_resume_never(tmp_path: Path) -> None:
+    """``run.resume=never`` guards a launch against an existing dir; td3x-resume is asked to continue it."""
+    overrides = ["run.total_steps=300", "run.eval_every=300", "env.random_steps=200", "run.resume=never", *TINY]
+    td3x.train(td3x.compose(overrides), tmp_path)
+    with pytest.raises(resume.ResumeError, match=r"run\.resume=never"):  # td3x-train's guard holds
+        td3x.train(td3x.compose(overrides), tmp_path)
+    resume.main([str(tmp_path)])  # finished: says so and returns, where the same guard would exit 2
+    assert json.loads((tmp_path / "summary.json").read_text())["status"] == "complete"
+
+
+# ---------------------------------------------------------------------- td3x-resume, end to end
+SWEEP = (
+    "-m",
+    "run.total_steps=1800",
+    "run.eval_every=300",
+    "run.checkpoint_every=300",
+    "env.random_steps=300",
+    "seed=0",
+)
+
+
+def no_wandb() -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}, "WANDB_MODE": "disabled"}
+
+
+def eval_rows(run_dir: Path) -> list[dict[str, str]]:
+    with (run_dir / "eval.csv").open() as file:
+        return [{k: v for k, v in row.items() if not is_timing_column(k)} for row in csv.DictReader(file)]
+
+
+@pytest.mark.slow
+def test_td3x_resume_of_a_sigkilled_sweep_job_equals_the_job_uninterrupted(tmp_path: Path) -> None:
+    def sweep_command(sweep_dir: Path) -> list[str]:
+        return [str(BIN / "td3x-train"), *SWEEP, *TINY[:3], f"hydra.sweep.dir={sweep_dir}"]
+
+    straight = subprocess.run(sweep_command(tmp_path / "straight"), env=no_wandb(), capture_output=True, timeout=600)
+    assert straight.returncode == 0, straight.stderr
+    (job,) = (tmp_path / "straight").glob("pendulum/none/*")
+    assert "=" in job.name and "," in job.name  # the name a shell would need quoted as a Hydra override
+
+    process = subprocess.Popen(sweep_command(tmp_path / "killed"), env=no_wandb(), stderr=subprocess.DEVNULL)
+    killed_job = tmp_path / "killed" / "pendulum" / "none" / job.name
+    deadline = time.monotonic() + 300
+    while not (killed_job / "checkpoint.pt").exists():
+        assert process.poll() is None and time.monotonic() < deadline, "the job ended before its first checkpoint"
+        time.sleep(0.05)
+    # halfway through the rest (steps 300 to 1800), as long as the uninterrupted job took for it: never after the end
+    time.sleep(0.5 * json.loads((job / "summary.json").read_text())["wall_time_s"] * (1800 - 300) / 1800)
+    process.kill()
+    process.wait()
+    assert json.loads((killed_job / "summary.json").read_text())["status"] == "running"
+
+    resumed = subprocess.run(
+        [BIN / "td3x-resume", killed_job], env=no_wandb(), capture_output=True, text=True, timeout=600
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming" in resumed.stderr and "done: final eval return" in resumed.stderr
+    assert eval_rows(killed_job) == eval_rows(job)
+    assert yaml.safe_load((killed_job / "config.yaml").read_text()) == yaml.safe_load((job / "config.yaml").read_text())
+    again = subprocess.run([BIN / "td3x-resume", killed_job], env=no_wandb(), capture_output=True, text=True)
+    assert again.returncode == 0 and "already holds a complete run" in again.stderr
+
+
+COMMITTED_RUNS = Path(__file__).resolve().parent.parent / "docs" / "results" / "runs"
+
+
+@pytest.mark.parametrize(
+    ("run", "expected"),
+    [  # computed by the code before inert_keys existed (resume.py's own NOT_HASHED)
+        ("reference_td3/hopper/none/seed=0/seed_0", "ca39f63cdba68590"),
+        ("reference_bias/hopper/ahe/seed=0/seed_0", "542c03951643443a"),
+        ("reference_td3_2018/halfcheetah/none/seed=0", "e0894c14cc0bf147"),
+    ],
+)
+def test_the_hash_of_a_committed_runs_config_is_unchanged(run: str, expected: str) -> None:
+    stored = yaml.safe_load((COMMITTED_RUNS / run / CONFIG_FILE).read_text())
+    stored.pop("choices")  # a checkpoint stores the config without the group choices
+    assert config_hash(stored) == expected  # what resuming computes from a checkpoint's stored config
+    assert config_hash(to_container(from_saved(stored))) == expected, "this td3x would refuse to resume the run"
+
+
+def test_the_hash_leaves_out_the_resume_inert_keys_only() -> None:
+    config = to_container(from_saved({}))
+    left_out = set(flatten(config)) - set(learning_keys(config))
+    assert left_out == {key for key in flatten(config) if key.startswith("logging.")} | {
+        "run.checkpoint_every",
+        "run.log_every",
+        "run.total_steps",
+        "run.resume",
+        "run.keep_buffer",
+    }
+    assert set(RESUME_KEYS) == set(RESUME_INERT) - {"run.resume"}  # td3x-resume continues whatever run.resume was

@@ -1,5 +1,12 @@
-"""td3x-sweep status, rerun and recheck on a real (tiny) multirun (slow); list and status of single runs in each
-state, trained in-process (fast)."""
+"""td3x-sweep (td3x.sweep): status, rerun and recheck on a real (tiny) multirun (slow); list and status of single
+runs in each state, trained in-process (fast); --help.
+
+The paper's sweeps stacked: one job per (env, row) trains its seeds in one process (``run.num_seeds``). Listing covers
+every (env, row, seed) run; the one-seed-per-job form is one override away and gets dirs of its own; the SLURM
+launcher's cores follow ``run.num_threads``. Then a stacked sweep through the real entrypoint: status, recheck of a
+seed that is not its process's first, rerun of a stopped job, td3x-resume, the report's run discovery; and a stacked
+job preempted on a local SLURM cluster, requeued and resumed, ending bit-identical to the same job uninterrupted.
+And table2_smoke end to end: every row's job through the real multirun, in the dirs td3x-sweep list names."""
 
 from __future__ import annotations
 
@@ -15,12 +22,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from run_files import signal_at, without_timing
+import yaml
+from helpers.run_files import assert_same_run, signal_at, without_timing
+from helpers.scripts import exit_code
+from helpers.sweeps import TINY, _last_eval_step, _wait_for, _weights, learned, slurm_cluster, summary, td3x
 
-from td3x.config import TrainConfig
-from td3x.sweep import main
+from td3x.analysis.runs import find_runs
+from td3x.config import CONF_DIR, TrainConfig
+from td3x.run_dir import seed_run_dirs
+from td3x.sweep import Job, launcher_resources, list_jobs, main
+from td3x.sweep import main as sweep_main
 from td3x.trainer import RunInterrupted, TrainingError
 from td3x.training import run
+
+__all__ = ["slurm_cluster"]  # a fixture, imported so that this module's tests can use it
 
 MakeConfig = Callable[..., TrainConfig]
 SWEEP = (
@@ -33,13 +48,6 @@ SWEEP = (
     "agent.hidden_sizes=[32,32]",
     "agent.batch_size=64",
 )
-
-
-def td3x(module: str, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = {**{k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}, "WANDB_MODE": "disabled"}
-    return subprocess.run(
-        [sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=600, env=environment
-    )
 
 
 @pytest.fixture(scope="module")
@@ -177,3 +185,219 @@ def test_status_of_a_running_then_stale_run_and_the_compute_left(
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 0 running, 1 stale, 0 failed" in out
     assert re.search(rf"^stale    {re.escape(str(tmp_path))}  at step 330: no update for 30 min$", out, re.MULTILINE)
+
+
+def test_sweep_help_says_which_subcommands_train(capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(sweep_main, ["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "rerun trains: launch a sweep again" in text and "recheck trains briefly" in text
+    assert "list print every job" in text and "runs and creates nothing" in text
+    assert "without running" not in text  # the old description said the whole command ran nothing
+
+
+ROWS = sorted(path.stem for path in (CONF_DIR / "ablation").glob("*.yaml"))
+
+
+TABLE2_ENVS = ("halfcheetah", "hopper", "walker2d", "ant")
+
+
+def runs_of(jobs: list[Job]) -> list[tuple[str, str, int]]:
+    """(env option, row option, seed) of every run the jobs train (the options read from the job dir's path)."""
+    return [
+        (job.run_dir.parts[-3], job.run_dir.parts[-2], seed)
+        for job in jobs
+        for seed in range(job.seed, job.seed + job.num_seeds)
+    ]
+
+
+# ---------------------------------------------------------------------- listing (fast: composes, trains nothing)
+def test_table2_is_44_one_thread_jobs_of_10_seeds_covering_its_440_runs() -> None:
+    jobs = list_jobs(["+experiment=table2"])
+    assert len(jobs) == 44 and not any(job.problems for job in jobs)
+    assert all((job.seed, job.num_seeds, job.num_threads) == (0, 10, 1) for job in jobs)
+    assert {job.run_dir.name for job in jobs} == {"run.num_seeds=10,seed=0"}  # the dir says what it holds
+    runs = runs_of(jobs)
+    assert len(runs) == len(set(runs)) == 440
+    seed_dirs = {path for job in jobs for path in seed_run_dirs(job.run_dir, job.seed, job.num_seeds)}
+    assert len(seed_dirs) == 440 and {path.name for path in seed_dirs} == {f"seed_{seed}" for seed in range(10)}
+    assert set(runs) == {(env, row, seed) for env in TABLE2_ENVS for row in ROWS for seed in range(10)}
+
+
+def test_the_one_seed_per_job_form_is_one_override_away_in_dirs_of_its_own() -> None:
+    stacked = list_jobs(["+experiment=table2", "env=hopper", "ablation=none"])
+    alone = list_jobs(["+experiment=table2", "env=hopper", "ablation=none", "run.num_seeds=1", "seed=range(0,10)"])
+    assert len(stacked) == 1 and len(alone) == 10 and all(job.num_seeds == 1 for job in alone)
+    assert sorted(runs_of(alone)) == sorted(runs_of(stacked))  # the same ten runs, trained one per process
+    assert {job.run_dir.name for job in alone} == {f"run.num_seeds=1,seed={seed}" for seed in range(10)}
+    stacked_dir = stacked[0].run_dir
+    assert not any(stacked_dir in job.run_dir.parents or job.run_dir == stacked_dir for job in alone)
+
+
+@pytest.mark.parametrize(
+    ("experiment", "jobs", "seeds"),
+    [("table1", 7, 10), ("table2_smoke", 22, 2), ("smoke_slurm", 22, 2)],
+)
+def test_the_other_paper_sweeps_are_stacked_too(experiment: str, jobs: int, seeds: int) -> None:
+    listed = list_jobs([f"+experiment={experiment}"])
+    assert len(listed) == jobs and all((job.num_seeds, job.num_threads) == (seeds, 1) for job in listed)
+    assert len(set(runs_of(listed))) == jobs * seeds
+
+
+def test_a_seed_sweep_that_would_train_a_seed_twice_is_refused_by_list() -> None:
+    """With K stacked seeds, ``seed=0,1`` would train seeds 1..9 in two jobs: td3x-sweep list says so."""
+    overlapping = list_jobs(["+experiment=table2", "env=hopper", "ablation=none", "seed=0,1"])
+    assert [job.problems for job in overlapping] == [
+        [],
+        [
+            "seeds 1-9 are trained by job 0 too (run.num_seeds=10: seed=S trains seeds S..S+9); sweep seed in steps "
+            "of 10, e.g. seed=0,10"
+        ],
+    ]
+    stepped = list_jobs(["+experiment=table2", "env=hopper", "ablation=none", "seed=0,10"])
+    assert all(not job.problems for job in stepped)
+
+
+def test_the_slurm_launcher_asks_for_the_cores_the_job_trains_on() -> None:
+    assert launcher_resources(["+experiment=table2_slurm"]) == "each job asks SLURM for cpus_per_task=1, mem_gb=20"
+    assert "cpus_per_task=2," in str(launcher_resources(["+experiment=table2_slurm", "run.num_threads=2"]))
+    assert "cpus_per_task=1," in str(launcher_resources(["+experiment=smoke_slurm"]))
+    assert launcher_resources(["+experiment=table2"]) is None  # Hydra's basic launcher: no resources to ask for
+
+
+# ---------------------------------------------------------------------- a stacked sweep's life (slow: trains)
+# table2_smoke itself (its sweeper params make each job stacked), shrunk to two rows on Pendulum
+SMOKE = ("+experiment=table2_smoke", "env=pendulum", "ablation=none,ahe", *TINY[1:], "run.total_steps=900")
+
+
+@pytest.fixture(scope="module")
+def stacked_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sweep_dir = tmp_path_factory.mktemp("stacked") / "sweep"
+    launched = td3x("td3x.entrypoint", *SMOKE, f"hydra.sweep.dir={sweep_dir}")
+    assert launched.returncode == 0, launched.stderr[-3000:]
+    return sweep_dir
+
+
+def job_dirs(sweep_dir: Path) -> dict[str, Path]:
+    """Each row option's job dir (the process dir, holding seed_0 and seed_1)."""
+    return {row: next((sweep_dir / "pendulum" / row).iterdir()) for row in ("none", "ahe")}
+
+
+@pytest.mark.slow
+def test_status_recheck_and_the_report_see_each_seed_of_a_stacked_job(stacked_sweep: Path) -> None:
+    status = td3x("td3x.sweep", "status", str(stacked_sweep))
+    assert status.returncode == 0 and "4 complete, 0 running" in status.stdout and "3600/3600" in status.stdout
+    runs = find_runs([stacked_sweep])  # td3x-report's discovery: every seed dir, never the process dir
+    found = sorted((found.paper_row, found.seed, found.problem) for found in runs)
+    assert found == [(row, seed, None) for row in ("AHE", "TD3") for seed in (0, 1)]
+    # seed_1 is not its process's first seed: recheck reruns it first of two (seeds 1 and 2), in the same mode
+    result = td3x("td3x.sweep", "recheck", str(stacked_sweep), "--runs", "2")
+    assert result.returncode == 0 and result.stdout.count("identical") == 2, result.stdout + result.stderr
+    assert "seed_0" in result.stdout and "seed_1" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_stopped_stacked_job_resumes_with_rerun_and_td3x_resume_like_the_job_uninterrupted(
+    stacked_sweep: Path, make_config: MakeConfig, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Both jobs of the sweep stopped at step 450 (their process checkpoint), as preempted jobs would be:
+    td3x-resume continues one from a seed's dir, td3x-sweep rerun the other; each seed then equals its run in
+    the same job uninterrupted. The sweep ends complete again, as the other tests expect it."""
+    overrides = [o for o in SMOKE if not o.startswith("ablation=")]
+    configs = {row: make_config(*overrides, f"ablation={row}", "run.num_seeds=2", "seed=0") for row in ("none", "ahe")}
+    for row, config in configs.items():
+        run(config, tmp_path / row)  # uninterrupted
+    for row, job in job_dirs(stacked_sweep).items():
+        shutil.rmtree(job)
+        signal_at(monkeypatch, 450)
+        with pytest.raises(RunInterrupted):  # the job's own config, composed as the sweep composed it
+            run(configs[row], job)
+        monkeypatch.undo()
+    status = td3x("td3x.sweep", "status", str(stacked_sweep))
+    assert status.returncode == 1 and "0 complete, 4 running" in status.stdout and "1800/3600" in status.stdout
+
+    resumed = td3x("td3x.resume", str(job_dirs(stacked_sweep)["ahe"] / "seed_1"))  # a seed's dir: its process
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "from its checkpoint at env step 450" in resumed.stdout + resumed.stderr
+    rerun = td3x("td3x.sweep", "rerun", str(stacked_sweep))  # resumes the other job; the finished one returns
+    assert rerun.returncode == 0 and (rerun.stdout + rerun.stderr).count("from its checkpoint at env step 450") == 1
+    for row, job in job_dirs(stacked_sweep).items():
+        for seed in ("seed_0", "seed_1"):
+            assert_same_run(job / seed, tmp_path / row / seed)
+        assert without_timing(job / "seed_1" / "eval.csv") != without_timing(job / "seed_0" / "eval.csv")
+
+
+# ---------------------------------------------------------------------- SLURM preemption of a stacked job
+@pytest.mark.slow
+@pytest.mark.usefixtures("slurm_cluster")
+def test_a_preempted_stacked_slurm_job_resumes_and_ends_bit_identical(tmp_path: Path, make_config: MakeConfig) -> None:
+    """One array task training seeds 0 and 1 stacked, preempted (USR2) after its checkpoint at step 400: SLURM
+    requeues it, the process resumes both seeds from its checkpoint, and every seed ends as in the same job run
+    uninterrupted (eval.csv, final weights and targets, the process checkpoint's agent)."""
+    sweep_dir = tmp_path / "sweep"
+    learning = (*TINY[1:], "run.total_steps=2400", "run.num_seeds=2", "seed=0")
+    overrides = (
+        "hydra/launcher=submitit_slurm",
+        "hydra.launcher.timeout_min=30",  # > 10: a USR2 well before the limit counts as a preemption
+        "hydra.launcher.mem_gb=1",
+        "hydra.launcher.setup=['echo td3x-test SLURM_RESTART_COUNT=$SLURM_RESTART_COUNT']",
+        "run.checkpoint_every=400",
+        *learning,
+        f"hydra.sweep.dir={sweep_dir}",
+    )
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    with (tmp_path / "launcher.log").open("w") as log:
+        command = [sys.executable, "-m", "td3x.entrypoint", "-m", *overrides]
+        launcher = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment)
+    try:
+        job = _wait_for(lambda: next(iter((sweep_dir / "pendulum/none").glob("*seed=0")), None), 180, "the job dir")
+        seed_dirs = [job / "seed_0", job / "seed_1"]
+        step_at_signal = _wait_for(lambda: (s := _last_eval_step(seed_dirs[1])) >= 600 and s, 180, "step 600")
+        assert step_at_signal < 2400, "the job finished before it could be preempted"
+        job_id = json.loads((seed_dirs[0] / "provenance.json").read_text())["slurm_job_id"]
+        subprocess.run(["scancel", "--signal=USR2", job_id], check=True, timeout=30)
+        alone = tmp_path / "alone"  # while SLURM requeues: the same process uninterrupted, default checkpoints
+        run(make_config(*learning), alone)
+        assert launcher.wait(timeout=300) == 0, (tmp_path / "launcher.log").read_text()[-3000:]
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+
+    job_log = "\n".join(path.read_text() for path in sweep_dir.glob(".submitit/*/*_log.out"))
+    assert "this job is preempted" in job_log and "td3x-test SLURM_RESTART_COUNT=1" in job_log
+    resumed = re.search(r"from its checkpoint at env step (\d+)", job_log)
+    assert resumed and 400 <= int(resumed.group(1)) <= step_at_signal, job_log[-3000:]
+    for seed_dir in seed_dirs:
+        reference = alone / seed_dir.name
+        assert summary(seed_dir)["status"] == "complete"
+        assert learned(seed_dir) == learned(reference), f"{seed_dir.name}: eval.csv differs from the job uninterrupted"
+        ours, theirs = _weights(seed_dir), _weights(reference)
+        assert ours.keys() == theirs.keys() and all(ours[name].equal(theirs[name]) for name in theirs), seed_dir.name
+    ours, theirs = _weights(job), _weights(alone)  # the process checkpoint: both seeds stacked
+    assert all(ours[name].equal(theirs[name]) for name in theirs)
+
+
+@pytest.mark.slow
+def test_table2_smoke_runs_every_row_through_the_entrypoint(tmp_path: Path) -> None:
+    """The smoke sweep shrunk to one env and 32-32 networks: every row's job through the real multirun (each
+    row's learning is checked by test_every_row_trains_on_hopper; table2's 44 jobs of 440 runs by test_launchers)."""
+    shrink = ("env=hopper", "agent.hidden_sizes=[32,32]", f"hydra.sweep.dir={tmp_path}")  # the command line wins
+    listed = list_jobs(["+experiment=table2_smoke", *shrink])
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "td3x.entrypoint", "+experiment=table2_smoke", *shrink],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env={**environment, "WANDB_MODE": "disabled"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dirs = {path.parent for path in tmp_path.rglob("summary.json")}
+    # td3x-sweep list names the dirs Hydra really uses (a job of K stacked seeds: one dir per seed below its own)
+    assert run_dirs == {path for job in listed for path in seed_run_dirs(job.run_dir, job.seed, job.num_seeds)}
+    rows = set()
+    for run_dir in run_dirs:
+        assert json.loads((run_dir / "summary.json").read_text())["status"] == "complete"
+        config = yaml.safe_load((run_dir / "config.yaml").read_text())
+        assert config["agent"]["hidden_sizes"] == [32, 32] and config["env"]["id"] == "Hopper-v5"
+        rows.add(config["paper_row"])
+    assert len(run_dirs) == 22 and len(rows) == 11  # 11 rows x 2 seeds

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
+import html
 import inspect
 import io
 import itertools
@@ -87,8 +88,11 @@ def _yaml_value(value: Any) -> str:
 
 
 def _cell(text: str) -> str:
-    """Table-cell safe: a pipe would end the cell."""
-    return text.replace("|", "\\|")
+    """Table-cell safe: a pipe would end the cell, and outside code spans ``<``, ``>`` and ``&`` would be read as
+    HTML (``seed_<s>`` as a tag)."""
+    parts = text.split("`")
+    parts[::2] = [html.escape(part, quote=False) for part in parts[::2]]  # the even parts lie outside code spans
+    return "`".join(parts).replace("|", "\\|")
 
 
 def _enum_values(kind: type[enum.Enum]) -> str:

@@ -68,6 +68,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def path_problem(paths: list[Path], out: Path | None) -> str | None:
+    """Why the paths cannot be read or the output dir written (a file where a dir goes), or None."""
+    for path in paths:
+        if path.exists() and not path.is_dir():
+            return f"{path} is a file: td3x-report takes run dirs, sweep dirs or folders above them"
+    if out is not None:
+        blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            where = "is" if blocking == out else f"lies below {blocking}, which is"
+            return f"--out {out} {where} a file, not a directory"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console script ``td3x-report``; returns the exit code (2 when no run dir is found).
 
@@ -76,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    problem = path_problem(args.paths, args.out)
+    if problem:
+        print(f"report error: {problem}", file=sys.stderr)
+        return 2
     try:
         report = build_report(args.paths, Settings(reps=args.reps, seed=args.seed, at_step=args.at_step))
     except (ReportError, FileNotFoundError) as error:

@@ -404,7 +404,10 @@ def render_markdown(
     parts += [_fidelity_section(report, frames), _aggregates_section(report, frames), _seed_section(frames)]
     parts.append(_compute_section(frames))
     parts.append(_not_averaged_section(frames))
-    parts.append("## Files\n\n" + ", ".join(f"`{path}`" for path in files))
+    plots = [path for path in files if path.suffix == ".png"]
+    if plots:  # shown where the report is read (a Markdown viewer, the docs site), each under its file name
+        parts.append("## Plots\n\n" + "\n\n".join(f"![{path.stem}]({path.as_posix()})" for path in plots))
+    parts.append("## Files\n\n" + ", ".join(f"[`{path}`]({path.as_posix()})" for path in files))
     parts += not_drawn or []
     return "\n\n".join(part for part in parts if part) + "\n"
 

@@ -7,7 +7,7 @@ instead of averaging it.
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,12 +16,23 @@ from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from td3x.run_dir import CONFIG_FILE, EVAL_FILE, PROVENANCE_FILE, SUMMARY_FILE, WANDB_DIR
+from td3x.run_dir import (
+    CONFIG_FILE,
+    EVAL_FILE,
+    PROVENANCE_FILE,
+    SUMMARY_FILE,
+    WANDB_DIR,
+    RunFileError,
+    config_int,
+    read_json_mapping,
+    read_yaml_mapping,
+)
 
 # these hold config.yaml files that are not a run's own: W&B's run files and Hydra's unresolved copy
 SKIPPED_DIRS = frozenset({WANDB_DIR, ".hydra"})
+RUN_FILES = (EVAL_FILE, SUMMARY_FILE)  # beside a config.yaml that is not a run's, they say a run's was broken
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: it holds a DataFrame
@@ -94,7 +105,7 @@ def find_runs(paths: Iterable[Path | str]) -> list[Run]:
         if not root.exists():
             raise FileNotFoundError(f"no such file or directory: {root}")
         for dirpath, dirnames, filenames in os.walk(root):
-            config = _read_yaml(Path(dirpath) / CONFIG_FILE) if CONFIG_FILE in filenames else None
+            config = _read_yaml(Path(dirpath) / CONFIG_FILE, filenames) if CONFIG_FILE in filenames else None
             if is_run_config(config):
                 found[Path(dirpath).resolve()] = config
                 dirnames.clear()  # a run dir holds no other runs
@@ -123,8 +134,10 @@ def load_run(path: Path, config: dict[str, Any]) -> Run:
         evals = _read_evals(path / EVAL_FILE)
         summary = _read_json(path / SUMMARY_FILE)
         provenance = _read_json(path / PROVENANCE_FILE)
-    except (ValueError, OSError) as error:  # a half-written or corrupt file: report it, never crash the report
-        return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, f"unreadable files: {error}")
+        config_int(config, "run.total_steps", path / CONFIG_FILE)
+    except RunFileError as error:  # a half-written or corrupt file: name it and leave the run out, never crash
+        log.warning("%s; the run is left out of the averages", error)
+        return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, f"unreadable: {error}")
     return Run(path, config, evals, summary, run_problem(config, evals, summary), provenance)
 
 
@@ -148,24 +161,41 @@ def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, 
     return None
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: Path, filenames: list[str]) -> Any:
+    """A config.yaml's content, or None when it is not readable (not a run dir; a warning names it when run files
+    lie beside it, so that a corrupt run's config is not skipped in silence)."""
     try:
-        return yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, OSError):
-        return None  # not a readable config.yaml, so not a run dir
+        config = read_yaml_mapping(path)
+    except RunFileError as error:
+        if any(name in filenames for name in RUN_FILES):
+            log.warning("%s; the run dir is skipped", error)
+        return None
+    if not is_run_config(config) and any(name in filenames for name in RUN_FILES):
+        log.warning("%s is not a td3x run's config (no env.id, seed or paper_row); the run dir is skipped", path)
+    return config
 
 
 def _read_evals(path: Path) -> pd.DataFrame:
+    """eval.csv's rows (none when it is missing or empty); RunFileError naming the file when it is unreadable,
+    lacks the step or return_mean column, or holds a value that is not a number there."""
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame({"step": [], "return_mean": []})
-    evals = pd.read_csv(path)
-    if not {"step", "return_mean"} <= set(evals.columns):
-        raise ValueError(f"{path.name} lacks the step and return_mean columns")
+    try:
+        evals = pd.read_csv(path)
+    except (OSError, UnicodeDecodeError, ValueError) as error:  # pandas' ParserError is a ValueError
+        raise RunFileError(f"{path} is not a readable CSV file: {' '.join(str(error).split())}") from error
+    missing = [name for name in ("step", "return_mean") if name not in evals.columns]
+    if missing:
+        raise RunFileError(f"{path} lacks the {' and '.join(missing)} column{'s' * (len(missing) > 1)}")
+    for name in ("step", "return_mean"):
+        numbers = pd.to_numeric(evals[name], errors="coerce")
+        bad = evals[name][numbers.isna() & evals[name].notna()]
+        if len(bad) or evals[name].isna().any():
+            shown = bad.iloc[0] if len(bad) else "an empty cell"
+            raise RunFileError(f"{path} has {shown!r} in its {name} column, not a number")
+        evals[name] = numbers
     return evals
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
-    if not path.exists():
-        return None
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data
+    return read_json_mapping(path) if path.exists() else None

@@ -3,6 +3,7 @@ terminal handling, determinism, and the run-dir files."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import subprocess
@@ -16,13 +17,16 @@ import torch
 
 import td3x
 from td3x import checkpoint
-from td3x.config import TrainConfig
+from td3x.config import (
+    TrainConfig,
+)
 from td3x.rollout import evaluate
 from td3x.run_dir import CHECKPOINT_FILE, is_timing_column
 from td3x.trainer import Trainer
 from td3x.training import run
 
 TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2")
+TINY_5K = (*TINY, "agent.buffer_size=5000")  # the 2018 schedule's tests: a buffer of 5000 transitions
 MakeConfig = Callable[..., TrainConfig]
 
 
@@ -270,7 +274,7 @@ def test_seed_k_of_a_k_seed_run_collects_what_seed_k_alone_collects(make_config:
 
 @pytest.mark.slow  # two offline W&B runs
 def test_k_seed_wandb_runs_read_back_one_per_seed(make_config: MakeConfig, tmp_path: Path) -> None:
-    from wandb_records import find_run_files, read_run
+    from helpers.wandb_records import find_run_files, read_run
 
     overrides = (*TINY, "run.total_steps=300", "run.eval_every=150", "env.random_steps=100", "run.log_every=150")
     run(make_config(*overrides, "seed=2", "run.num_seeds=2", "logging.wandb_mode=offline"), tmp_path)
@@ -288,3 +292,65 @@ def test_k_seed_wandb_runs_read_back_one_per_seed(make_config: MakeConfig, tmp_p
         assert [row["eval/return_mean"] for row in eval_rows] == pytest.approx(returns, rel=1e-12)
         assert any("train/critic_loss" in row for row in wandb_run.history)
     assert len(run_ids) == 2
+
+
+# ---------------------------------------------------------------------- the 2018 schedule
+SCHEDULE_2018 = ("agent.update_schedule=episode_end", "agent.update_start=0", "agent.delay_per_burst=true")
+
+
+def steps(trainer: Trainer, count: int) -> list[int]:
+    """Advance ``count`` env steps with their updates (no evaluation); the update count after each."""
+    seen = []
+    for _ in range(count):
+        trainer._run_pending_updates(episode_over=trainer._collect())
+        seen.append(trainer.agent.num_updates)
+    return seen
+
+
+def test_2018_schedule_trains_at_every_episode_end_from_the_first_on(make_config: MakeConfig, tmp_path: Path) -> None:
+    """Pendulum's episodes last 200 steps; the warm-up's 1000 random steps get their updates too, 200 at each end."""
+    for name, overrides, expected in (
+        ("2018", SCHEDULE_2018, [0, 200, 200, 400, 1000]),
+        ("default", ("agent.update_schedule=episode_end",), [0, 0, 0, 0, 0]),
+    ):
+        trainer = Trainer(make_config(*TINY_5K, "env.random_steps=1000", *overrides), tmp_path / name)
+        trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
+        seen = steps(trainer, 1000)
+        assert [seen[i] for i in (198, 199, 398, 399, 999)] == expected
+        if name == "2018":  # the last burst restarted the delay: its first update (number 801) updated the actor
+            assert trainer.agent.delay_origin == 801
+        trainer.close("complete")
+
+
+def test_2018_schedule_bursts_are_the_2018_loop_s_on_episodes_of_any_length(
+    make_config: MakeConfig, tmp_path: Path
+) -> None:
+    """Hopper falls at random steps under random actions: each episode's end brings exactly its length in updates
+    (the 2018 loop: ``if done: policy.train(replay_buffer, episode_timesteps)``), from the first episode on."""
+    trainer = Trainer(make_config(*TINY_5K, "env=hopper", "env.random_steps=1000", *SCHEDULE_2018), tmp_path)
+    trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
+    seen = steps(trainer, 1000)
+    trainer.close("complete")
+    lengths = trainer.seeds[0].window["episode_length"]
+    assert len(lengths) > 10  # many episodes, most of them cut short by a fall
+    ends = np.cumsum(lengths).astype(int)  # the env step at which each episode ended
+    # after env step t, the updates so far are the steps of the episodes ended so far: the last end at or before t
+    expected = [int(ends[ends <= step].max(initial=0)) for step in range(1, 1001)]
+    assert seen == expected
+
+
+def test_2018_schedule_resumes_mid_episode_exactly(make_config: MakeConfig, tmp_path: Path) -> None:
+    config = make_config(*TINY_5K, "env.random_steps=100", *SCHEDULE_2018)
+    straight = Trainer(config, tmp_path / "straight")
+    straight.obs = np.stack([seed.reset(first=True) for seed in straight.seeds])
+    steps(straight, 300)  # mid-episode: 100 steps' updates pending
+    assert straight.pending_updates == 100
+    parts = copy.deepcopy(straight.checkpoint_parts(straight.seeds, keep_buffer=True))
+    resumed = Trainer(config, tmp_path / "resumed")
+    resumed.restore(parts)
+    assert steps(resumed, 250) == steps(straight, 250)
+    assert resumed.agent.delay_origin == straight.agent.delay_origin == 201  # the burst at step 400
+    for name, weights in straight.agent.actor.state_dict().items():
+        assert torch.equal(weights, resumed.agent.actor.state_dict()[name])
+    for trainer in (straight, resumed):
+        trainer.close("complete")

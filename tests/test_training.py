@@ -1,4 +1,5 @@
-"""Resuming in-process, through ``td3x.training.run``: every piece of state beyond default TD3 survives a stop
+"""Training a run dir (td3x.training): every Table 2 row trains through the one agent. Resuming in-process, through
+``td3x.training.run``: every piece of state beyond default TD3 survives a stop
 (Ornstein-Uhlenbeck noise, the observation normaliser, DQ-AC's second actor, the DDPG row's two Adam groups,
 ``episode_end``'s pending updates); a stop before the first checkpoint, SIGINT twice, a replay mismatch, a blow-up
 to NaN; and the refusals (another config, ``run.resume=never``, an extension without the buffer). The exact
@@ -19,12 +20,13 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
-from run_files import assert_same_run, signal_at, without_timing
+from helpers.run_files import assert_same_run, signal_at, without_timing
 
 from td3x import checkpoint
-from td3x.config import TrainConfig
+from td3x.config import CONF_DIR, TrainConfig
 from td3x.episode_tape import ReplayMismatch
 from td3x.resume_plan import ResumeError
 from td3x.run_dir import CHECKPOINT_FILE
@@ -241,3 +243,26 @@ def test_extending_a_run_that_dropped_its_buffer_is_refused(make_config: MakeCon
     with pytest.raises(ResumeError, match="dropped the replay buffer"):
         run(make_config(*SHORT, "run.total_steps=400"), finished)
     assert without_timing(finished / "eval.csv")[-1]["step"] == "300"  # nothing was written
+
+
+ROW_OPTIONS = sorted(path.stem for path in (CONF_DIR / "ablation").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("option", ROW_OPTIONS)
+def test_every_row_trains_on_hopper(option: str, make_config: Callable[..., TrainConfig], tmp_path: Path) -> None:
+    config = make_config(
+        "env=hopper",
+        f"ablation={option}",
+        "agent.hidden_sizes=[32,32]",
+        "run.total_steps=500",
+        "env.random_steps=200",
+        "run.eval_every=500",
+        "run.eval_episodes=1",
+        "run.log_every=500",
+    )
+    summary = run(config, tmp_path)
+    assert summary["status"] == "complete"
+    assert summary["updates"] == 500 - max(200, config.agent.batch_size)
+    metrics = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[-1])
+    assert np.isfinite(metrics["critic_loss"]) and np.isfinite(metrics["actor_loss"])
+    assert ("q2_mean" in metrics) == (config.agent.n_critics == 2)

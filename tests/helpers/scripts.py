@@ -1,0 +1,35 @@
+"""The console scripts as a user runs them (their dir, their exit codes), tiny overrides, and a two-seed run."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import td3x
+
+BIN = Path(sys.executable).parent
+TINY = ("agent.hidden_sizes=[32,32]", "agent.batch_size=64", "run.eval_episodes=2", "logging.wandb_mode=disabled")
+
+
+@pytest.fixture(scope="module")
+def k_seed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A short Pendulum run of two seeds side by side, trained through td3x.train."""
+    run_dir = tmp_path_factory.mktemp("api") / "run"
+    config = td3x.compose(
+        ["run.total_steps=600", "run.eval_every=300", "env.random_steps=300", "run.num_seeds=2", *TINY]
+    )
+    summary = td3x.train(config, str(run_dir))
+    assert summary["steps"] == 600 and len(summary["seeds"]) == 2
+    return run_dir
+
+
+def exit_code(main: Callable[[list[str]], int | None], argv: list[str]) -> int:
+    """Run a console script's main in this process: its exit code, returned or raised as SystemExit."""
+    try:
+        returned = main(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    return returned or 0

@@ -1,0 +1,37 @@
+"""The Python API (td3x.api): load + predict act in env units and score what td3x-eval reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from helpers.scripts import k_seed_run
+
+import td3x
+from td3x import evaluate
+
+__all__ = ["k_seed_run"]  # a fixture, imported so that this module's tests can use it
+
+
+def test_load_and_predict_act_in_env_units_and_score_what_td3x_eval_reports(
+    k_seed_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = td3x.load(str(k_seed_run / "seed_1"))  # a str, and one seed of a K-seeds run
+    assert (policy.env_id, policy.step, policy.config.seed) == ("Pendulum-v1", 600, 1)
+    assert policy.predict([0.0, 1.0, 0.0]).shape == (1,)
+    batch = policy.predict(gym.make("Pendulum-v1").observation_space.sample()[None].repeat(4, axis=0))
+    assert batch.shape == (4, 1) and abs(batch).max() <= 2.0  # Pendulum's torque is in [-2, 2]
+    with pytest.raises(ValueError, match="obs_dim=3"):
+        policy.predict([0.0, 1.0])
+
+    env, episode_return, done = gym.make(policy.env_id), 0.0, False
+    obs, _ = env.reset(seed=777)
+    while not done:
+        obs, reward, terminated, truncated, _ = env.step(policy.predict(obs))
+        episode_return, done = episode_return + float(reward), terminated or truncated
+    assert evaluate.main([str(k_seed_run / "seed_1"), "--episodes", "1", "--seed", "777"]) == 0
+    capsys.readouterr()
+    record = json.loads((k_seed_run / "seed_1" / "eval_step600_seed777_n1.json").read_text())
+    assert episode_return == pytest.approx(record["returns"][0], abs=1e-9)

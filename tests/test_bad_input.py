@@ -1,0 +1,334 @@
+"""Bad input to every tool (issue 29, item 3): each console script refuses with one line naming the file, key or
+value and a non-zero exit (the API: a td3x exception), never a traceback, and changes nothing it was pointed at.
+One class per kind of bad input, several cases each."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import td3x
+from td3x.checkpoint import CheckpointError
+from td3x.config import ConfigError
+from td3x.overrides import override_problems
+
+TINY = (
+    "env=pendulum",
+    "run.total_steps=300",
+    "env.random_steps=100",
+    "run.eval_every=150",
+    "run.eval_episodes=1",
+    "logging.wandb_mode=disabled",
+)
+CLI_MODULES = {
+    "td3x-train": "td3x.entrypoint",
+    "td3x-resume": "td3x.resume",
+    "td3x-eval": "td3x.evaluate",
+    "td3x-sweep": "td3x.sweep",
+    "td3x-report": "td3x.analysis.cli",
+}
+
+
+def cli(command: str, *arguments: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A console script as a subprocess, run from ``cwd``, W&B settings of the caller's environment left out."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    return subprocess.run(
+        [sys.executable, "-m", CLI_MODULES[command], *map(str, arguments)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=environment,
+    )
+
+
+def snapshot(path: Path) -> dict[str, bytes]:
+    """Every file at or below ``path`` with its bytes: what a refusal must leave as it was."""
+    if path.is_file():
+        return {path.name: path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def assert_refused(result: subprocess.CompletedProcess[str], code: int, *lines: str) -> None:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == code, result.stderr
+    assert result.stderr.splitlines() == list(lines)
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny finished run dir (seconds), shared by the module's tests: copy it before changing it."""
+    cwd = tmp_path_factory.mktemp("trained")
+    result = cli("td3x-train", *TINY, "hydra.run.dir=run", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return cwd / "run"
+
+
+def copy_of(run: Path, where: Path) -> Path:
+    shutil.copytree(run, where)
+    return where
+
+
+# ---------------------------------------------------------------------- values of the wrong type
+class TestWrongTypeValues:
+    """A value the key's type cannot take gets td3x's line and exit 2, like an out-of-range value: from td3x-train,
+    td3x-sweep list/status/rerun (checked exactly as td3x-train checks them) and td3x.compose."""
+
+    CASES = (
+        ("agent.tau=fast", "config error: agent.tau='fast' is not allowed: expected a float"),
+        ("run.total_steps=1e3", "config error: run.total_steps='1e3' is not allowed: expected an integer"),
+        ("seed=0,1,x", "config error: seed='x' is not allowed: expected an integer"),
+        (
+            "noise.kind=pink",
+            "config error: noise.kind='pink' is not allowed: expected one of gaussian, ornstein_uhlenbeck, none",
+        ),
+        (
+            "agent.update_start=soon",
+            "config error: agent.update_start='soon' is not allowed: expected an integer or null",
+        ),
+        (
+            "agent.hidden_sizes=[64,x]",
+            "config error: agent.hidden_sizes='[64,x]' is not allowed: expected a list of integers",
+        ),
+    )
+
+    def test_td3x_train_refuses_each_in_one_line_and_creates_nothing(self, tmp_path: Path) -> None:
+        for override, line in self.CASES:
+            arguments = ["-m", override] if "," in override else [override]
+            assert_refused(cli("td3x-train", *arguments, cwd=tmp_path), 2, line)
+        assert list(tmp_path.iterdir()) == []
+
+    def test_valid_sweeps_pass(self) -> None:
+        sweeps = ["seed=0,1", "seed=range(0,3)", "agent.tau=0.1,0.2", "agent.tau=interval(0,1)", "agent.tau=1"]
+        assert override_problems([*sweeps, "agent.update_start=null", "run.total_steps=${run.eval_every}"]) == []
+
+    def test_td3x_sweep_list_checks_as_td3x_train(self, tmp_path: Path) -> None:
+        cases = [
+            *self.CASES[:3],
+            ("agent.taux=1", "config error: agent.taux is not a td3x key; did you mean agent.tau?"),
+            (
+                "+experiment=tabel2",
+                "config error: experiment=tabel2 is not an option of experiment: choose one of reference_bias, "
+                "reference_td3, reference_td3_2018, smoke_slurm, table1, table2, table2_slurm, table2_smoke; "
+                "did you mean table2?",
+            ),
+        ]
+        for override, line in cases:
+            assert_refused(cli("td3x-sweep", "list", override, cwd=tmp_path), 2, line)
+        listed = cli("td3x-sweep", "list", "seed=0,1", "agent.tau=0.1,0.2", cwd=tmp_path)
+        assert listed.returncode == 0 and "4 jobs, 4 runs" in listed.stdout
+        assert list(tmp_path.iterdir()) == []
+
+    def test_td3x_sweep_status_and_rerun_check_the_recorded_overrides(self, tmp_path: Path) -> None:
+        sweep = tmp_path / "sweep"
+        sweep.mkdir()
+        (sweep / "multirun.yaml").write_text(
+            f"hydra:\n  overrides:\n    task: [agent.tau=fast, seed=0]\n    hydra: [hydra.mode=MULTIRUN]\n"
+            f"  runtime:\n    cwd: {tmp_path}\n"
+        )
+        before = snapshot(tmp_path)
+        for command in ("status", "rerun"):
+            line = "config error: agent.tau='fast' is not allowed: expected a float"
+            assert_refused(cli("td3x-sweep", command, sweep, cwd=tmp_path), 2, line)
+        assert snapshot(tmp_path) == before
+
+    def test_compose_raises_config_error(self) -> None:
+        with pytest.raises(ConfigError) as refused:
+            td3x.compose(["agent.tau=fast", "run.total_steps=1e3"])
+        assert refused.value.problems == [
+            "agent.tau='fast' is not allowed: expected a float",
+            "run.total_steps='1e3' is not allowed: expected an integer",
+        ]
+
+
+# ---------------------------------------------------------------------- non-finite observations
+@pytest.mark.slow
+class TestNonFiniteObservations:
+    """Policy.predict refuses NaN and infinite observations, naming the entries (one observation) or the rows (a
+    batch), instead of returning NaN actions."""
+
+    def test_predict_names_the_entries_or_rows(self, trained_run: Path) -> None:
+        policy = td3x.load(trained_run)
+        good = np.array([1.0, 0.0, 0.5])
+        assert np.isfinite(policy.predict(good)).all()
+        cases = [
+            ([1.0, math.nan, 0.5], r"entries \[1\] hold nan"),
+            ([math.inf, 0.0, -math.inf], r"entries \[0, 2\] hold -inf, inf"),
+            ([good, [math.nan, 0.0, 0.0], good, [0.0, math.inf, 0.0]], r"rows \[1, 3\] hold inf, nan"),
+            ([1e39, 0.0, 0.0], r"entries \[0\] hold inf \(a float32 beyond ±3.4e38 is inf\)"),
+        ]
+        for obs, message in cases:
+            with pytest.raises(ValueError, match=f"^predict takes finite observations: {message}"):
+                policy.predict(np.array(obs))
+
+
+# ---------------------------------------------------------------------- malformed or corrupt run-dir files
+@pytest.mark.slow
+class TestCorruptRunFiles:
+    """A malformed config.yaml, summary.json, eval.csv, multirun.yaml or checkpoint.pt: one line naming the file
+    and what is wrong, a non-zero exit, nothing changed; td3x-report names and skips a broken run, reports the rest."""
+
+    BAD_YAML = ("run: [unclosed\n  : :", "is not valid YAML: expected ',' or ']', but got ':' at line 2, column 3")
+    LIST_YAML = ("- a list\n", "does not hold a mapping of keys (it holds list)")
+
+    def test_td3x_resume(self, trained_run: Path, tmp_path: Path) -> None:
+        for name, (text, problem) in {"yaml": self.BAD_YAML, "list": self.LIST_YAML}.items():
+            run = copy_of(trained_run, tmp_path / name)
+            (run / "config.yaml").write_text(text)
+            before = snapshot(run)
+            assert_refused(cli("td3x-resume", run, cwd=tmp_path), 2, f"resume error: {run}/config.yaml {problem}")
+            assert snapshot(run) == before
+        run = copy_of(trained_run, tmp_path / "typed")
+        config = run / "config.yaml"
+        config.write_text(config.read_text().replace("total_steps: 300", "total_steps: fast"))
+        before = snapshot(run)
+        result = cli("td3x-resume", run, cwd=tmp_path)
+        assert_refused(result, 2, *result.stderr.splitlines()[:1])
+        assert result.stderr.startswith(f"resume error: {config}: the stored config does not fit this td3x: ")
+        assert "'fast'" in result.stderr and snapshot(run) == before
+
+    def test_a_corrupt_checkpoint_to_resume_eval_and_load(self, trained_run: Path, tmp_path: Path) -> None:
+        run = copy_of(trained_run, tmp_path / "run")
+        checkpoint = run / "checkpoint.pt"
+        checkpoint.write_bytes(checkpoint.read_bytes()[:100])
+        before = snapshot(run)
+        prefix = f"checkpoint {checkpoint} is truncated or corrupt: "
+        for command, label in (("td3x-resume", "resume error: "), ("td3x-eval", "td3x-eval: error: ")):
+            result = cli(command, run, cwd=tmp_path)
+            assert_refused(result, 2, *result.stderr.splitlines()[:1])
+            assert result.stderr.startswith(label + prefix)
+        with pytest.raises(CheckpointError, match="truncated or corrupt"):
+            td3x.load(run)
+        assert snapshot(run) == before
+
+    def test_load_and_eval_read_the_config_from_the_checkpoint(self, trained_run: Path, tmp_path: Path) -> None:
+        """A corrupt config.yaml does not matter to them: the checkpoint holds the config it was trained with."""
+        run = copy_of(trained_run, tmp_path / "run")
+        (run / "config.yaml").write_text(self.BAD_YAML[0])
+        assert td3x.load(run).step == 300
+
+    def test_td3x_sweep_status(self, trained_run: Path, tmp_path: Path) -> None:
+        cases = {
+            "config.yaml": self.BAD_YAML,
+            "summary.json": ('{"status": ', "is not valid JSON: Expecting value at line 1, column 12"),
+            "eval.csv": None,  # status reads no eval.csv: a broken one leaves it working
+        }
+        for name, case in cases.items():
+            run = copy_of(trained_run, tmp_path / name)
+            (run / name).write_text(case[0] if case else "step,return_mean\n0,abc\n")
+            before = snapshot(run)
+            result = cli("td3x-sweep", "status", run, cwd=tmp_path)
+            if case is None:
+                assert result.returncode == 0 and result.stderr == "" and "1 complete" in result.stdout
+            else:
+                assert_refused(result, 2, f"td3x-sweep: {run}/{name} {case[1]}")
+            assert snapshot(run) == before
+        run = copy_of(trained_run, tmp_path / "no_status")
+        (run / "summary.json").write_text('{"steps": 300}')
+        line = f"td3x-sweep: {run}/summary.json is not a td3x summary: it lacks a status or a steps count"
+        assert_refused(cli("td3x-sweep", "status", run, cwd=tmp_path), 2, line)
+        sweep = tmp_path / "sweep"
+        sweep.mkdir()
+        (sweep / "multirun.yaml").write_text("hydra: {}\n")
+        line = f"td3x-sweep: {sweep}/multirun.yaml is not Hydra's record of a sweep: it lacks hydra.overrides or "
+        assert_refused(cli("td3x-sweep", "status", sweep, cwd=tmp_path), 2, line + "hydra.runtime")
+
+    def test_td3x_report_names_and_skips_broken_runs(self, trained_run: Path, tmp_path: Path) -> None:
+        runs = tmp_path / "runs"
+        copy_of(trained_run, runs / "good")
+        broken = {
+            "csv": (
+                "eval.csv",
+                "step,return_mean\n0,-1.5\n150,abc\n",
+                "has 'abc' in its return_mean column, not a number",
+            ),
+            "columns": ("eval.csv", "x,y\n1,2\n", "lacks the step and return_mean columns"),
+            "json": ("summary.json", '{"status": ', "is not valid JSON: Expecting value at line 1, column 12"),
+            "list": ("summary.json", "[]", "does not hold a JSON object (it holds list)"),
+        }
+        for name, (file, text, _) in broken.items():
+            (copy_of(trained_run, runs / name) / file).write_text(text)
+        (copy_of(trained_run, runs / "yaml") / "config.yaml").write_text(self.BAD_YAML[0])
+        before = snapshot(runs)
+        result = cli("td3x-report", "runs", "--out", "report", "--plotly", "none", "--reps", "100", cwd=tmp_path)
+        assert result.returncode == 0 and "Traceback" not in result.stderr
+        expected = [
+            *(
+                f"WARNING td3x.analysis.runs: runs/{name}/{file} {problem}; the run is left out of the averages"
+                for name, (file, _, problem) in broken.items()
+            ),
+            f"WARNING td3x.analysis.runs: runs/yaml/config.yaml {self.BAD_YAML[1]}; the run dir is skipped",
+            "report written to report",
+        ]
+        assert sorted(result.stderr.splitlines()) == sorted(expected)
+        not_averaged = (tmp_path / "report" / "not_averaged.csv").read_text()
+        assert all(f"(runs/{name})" in not_averaged for name in broken) and "(runs/good)" not in not_averaged
+        assert "runs/good" in (tmp_path / "report" / "runs.csv").read_text()
+        assert snapshot(runs) == before
+
+
+# ---------------------------------------------------------------------- a path of the wrong kind
+class TestWrongKindOfPath:
+    """A file where a dir goes, or a missing path, for every path argument: one line, exit 2, nothing created."""
+
+    def test_each_command(self, tmp_path: Path) -> None:
+        (tmp_path / "afile").write_text("not a dir\n")
+        cases = [
+            (("td3x-report", tmp_path, "--out", "afile"), "report error: --out afile is a file, not a directory"),
+            (
+                ("td3x-report", tmp_path, "--out", "afile/report"),
+                "report error: --out afile/report lies below afile, which is a file, not a directory",
+            ),
+            (
+                ("td3x-report", "afile"),
+                "report error: afile is a file: td3x-report takes run dirs, sweep dirs or folders above them",
+            ),
+            (("td3x-report", "nowhere"), "report error: no such file or directory: nowhere"),
+            (("td3x-eval", "nowhere"), "td3x-eval: error: no run dir or checkpoint file at nowhere"),
+            (
+                ("td3x-resume", "afile"),
+                "resume error: afile is a file: td3x-resume takes a run dir (the one holding config.yaml, or "
+                "seed_<k>/)",
+            ),
+            (
+                ("td3x-resume", "nowhere"),
+                "resume error: nowhere does not exist: td3x-resume takes a run dir (the one holding config.yaml, or "
+                "seed_<k>/)",
+            ),
+            (
+                ("td3x-sweep", "status", "afile"),
+                "td3x-sweep: afile is a file: td3x-sweep status takes a sweep dir, a run dir or a K-seeds dir",
+            ),
+            (
+                ("td3x-sweep", "status", "nowhere"),
+                "td3x-sweep: nowhere does not exist: td3x-sweep status takes a sweep dir, a run dir or a K-seeds dir",
+            ),
+            (("td3x-sweep", "rerun", "afile"), "td3x-sweep: afile is a file: td3x-sweep rerun takes a sweep dir"),
+            (
+                ("td3x-train", *TINY, "hydra.run.dir=afile"),
+                "config error: hydra.run.dir=afile is a file, not a directory: name a dir (it is created if missing)",
+            ),
+            (
+                ("td3x-train", "-m", *TINY, "hydra.sweep.dir=afile/sweep"),
+                "config error: hydra.sweep.dir=afile/sweep lies below afile, which is a file, not a directory: name a "
+                "dir (it is created if missing)",
+            ),
+        ]
+        for (command, *arguments), line in cases:
+            assert_refused(cli(str(command), *arguments, cwd=tmp_path), 2, line)
+            assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+            assert (tmp_path / "afile").read_text() == "not a dir\n"
+
+    def test_eval_of_a_file_that_is_no_checkpoint(self, tmp_path: Path) -> None:
+        (tmp_path / "notes.txt").write_text("not a checkpoint\n")
+        result = cli("td3x-eval", "notes.txt", cwd=tmp_path)
+        assert_refused(result, 2, *result.stderr.splitlines()[:1])
+        assert result.stderr.startswith("td3x-eval: error: checkpoint notes.txt is truncated or corrupt: ")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

@@ -1,0 +1,77 @@
+"""What training says as it goes and when it stops (issue 29, item 6): the ETA from the speed since updates began,
+the K-seeds header and progress lines counting env steps per seed alike, the resume command in the stop line, and a
+resume that finds no checkpoint saying that it starts over."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from td3x import cli_run, progress
+from td3x.config import TrainConfig
+from td3x.progress import Progress
+from td3x.trainer import RunInterrupted
+from td3x.training import run, start_line
+
+TINY = ("run.total_steps=300", "env.random_steps=100", "run.eval_every=150", "run.eval_episodes=1")
+
+
+class TestProgress:
+    def test_eta_comes_from_the_speed_since_updates_began(
+        self, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        clock = iter([0.1, 10.1])  # the warm-up took 0.1 s to step 100 (1000 steps/s), then 500 steps in 10 s
+        monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+        caplog.set_level(logging.INFO, logger="td3x")
+        shown = Progress(1000, update_start=100)
+        shown.advance(0)  # warm-up: not measured
+        shown.evaluated(100, -1.0)  # updates begin: the speed is measured from here
+        shown.evaluated(600, -0.5)
+        assert [record.getMessage() for record in caplog.records] == [
+            "step 100/1000  eval return -1.00",
+            "step 600/1000  eval return -0.50  50 steps/s  ETA 8s",  # 400 steps left at 50/s
+        ]
+
+    def test_k_seeds_header_counts_steps_per_seed_as_the_progress_lines(
+        self, make_config: Callable[..., TrainConfig], tmp_path: Path
+    ) -> None:
+        one = start_line(make_config("run.total_steps=3000"), tmp_path, {"agent": "td3"})
+        several = start_line(make_config("run.total_steps=3000", "run.num_seeds=4"), tmp_path, {"agent": "td3"})
+        assert "| 3000 steps | seed 0 |" in one
+        assert "| 3000 steps per seed | seeds 0-3 |" in several
+
+
+class TestStopAndResumeMessages:
+    def test_the_stop_line_gives_the_resume_command(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        def stopped(*_: Any) -> None:
+            raise RunInterrupted("stopped by SIGINT at env step 1200, after a checkpoint")
+
+        monkeypatch.setattr(cli_run, "run", stopped)
+        with pytest.raises(SystemExit) as exit_:
+            cli_run.run_and_report(None, tmp_path / "run", None)  # type: ignore[arg-type]
+        assert exit_.value.code == 1
+        assert capsys.readouterr().err == (
+            "training stopped: stopped by SIGINT at env step 1200, after a checkpoint; "
+            f"resume with: td3x-resume {tmp_path / 'run'}\n"
+        )
+
+    @pytest.mark.slow
+    def test_results_without_a_checkpoint_start_over_and_say_so(
+        self, make_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        config, run_dir = make_config(*TINY), tmp_path / "run"
+        caplog.set_level(logging.INFO, logger="td3x")
+        run(config, run_dir)
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        (run_dir / "checkpoint.pt").unlink()
+        caplog.clear()
+        summary = run(config, run_dir)
+        warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert warnings == [f"{run_dir} holds an earlier attempt but no checkpoint.pt: starting over from env step 0"]
+        assert summary["status"] == "complete" and summary["steps"] == 300
