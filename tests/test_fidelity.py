@@ -130,14 +130,16 @@ COMMITTED = {
     ("TD3 [agent=td3_paper]", "Ant-v5"): (6.5e-6, 2.6e-5, 0, True, 0.971),
     ("AHE", "Hopper-v5"): (0.247, 0.247, 25, False, 0.835),
     ("AHE", "Walker2d-v5"): (0.006, 0.012, 0, True, 0.015),
-    ("AHE + CDQ", "Hopper-v5"): (0.030, 0.030, 4, True, 0.210),  # 5 seeds: 252 held-out splits
+    ("AHE + CDQ", "Hopper-v5"): (0.030, 0.061, 4, False, 0.210),  # 5 seeds: 252 held-out splits
+    ("AHE + CDQ", "Walker2d-v5"): (0.492, 0.492, 112, False, 0.637),
 }
 
 
 def test_the_committed_runs_outcomes() -> None:
     """TD3 (td3_paper) differs from the authors on Ant alone (it learns faster there); AHE, a control, differs on
-    Walker2d (p = 0.006, as the review computed) and is not told apart on Hopper (p = 0.25); AHE + CDQ on Hopper
-    (5 seeds) is above the authors' TD3 over the run (p = 0.03)."""
+    Walker2d (p = 0.006, as the review computed) and is not told apart on Hopper (p = 0.25); AHE + CDQ (5 seeds) is
+    above the authors' TD3 over the run on Hopper at p = 0.03, which Holm's correction over its two envs does not
+    keep (0.061), and not told apart on Walker2d (p = 0.49)."""
     results = {(f.row, f.env_id): f for f in build_report([COMMITTED_RUNS], Settings()).fidelity}
     assert set(results) == set(COMMITTED)
     for key, (p, holm_p, at_or_below, differs, final_p) in COMMITTED.items():
