@@ -18,14 +18,12 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
 from numpy.typing import ArrayLike
 
-from td3x.config import CONF_DIR, ConfigError, Device, TrainConfig, register_configs, to_typed
+from td3x.config import ConfigError, Device, TrainConfig
 from td3x.envs import env_spec, make_env
 from td3x.evaluation import TrainedRun, load_run
-from td3x.overrides import override_problems
+from td3x.overrides import compose_checked, composed_choices
 from td3x.training import check_runtime, run
 
 
@@ -111,7 +109,9 @@ def load(path: str | Path, device: str = "cpu") -> Policy:
 
 
 def compose(overrides: Sequence[str] = ()) -> TrainConfig:
-    """The checked config that ``td3x-train OVERRIDES`` would train, without training.
+    """The checked config that ``td3x-train OVERRIDES`` would train, without training. It carries the group
+    choices (env, agent, noise, ablation) for :func:`train` to record in ``config.yaml``, as ``td3x-train`` does, so
+    that ``td3x-report`` puts both runs of one config in one row; a copy made with ``dataclasses.replace`` has none.
 
     Args:
         overrides: Hydra overrides as on the command line, e.g. ``["env=hopper", "ablation=no_twin", "seed=3"]``.
@@ -120,12 +120,7 @@ def compose(overrides: Sequence[str] = ()) -> TrainConfig:
         ConfigError: unknown keys or options, values of the wrong type or out of range (``problems``: one line
             each).
     """
-    problems = override_problems(list(overrides))
-    if problems:
-        raise ConfigError(problems)
-    register_configs()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return to_typed(hydra_compose(config_name="train", overrides=list(overrides)))
+    return compose_checked(list(overrides))
 
 
 def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
@@ -138,6 +133,8 @@ def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         ConfigError: an env id or setting the installed libraries refuse.
         td3x.resume_plan.ResumeError: ``run_dir`` holds another config's results.
         td3x.trainer.TrainingError: a non-finite loss or parameter (the logs and last checkpoint are kept).
+        td3x.numerics.NumericsError: ``run.numerics`` cannot take effect in this process (torch computed under
+            the other mode first: train it in a new process).
     """
     problems = check_runtime(config)
     if problems:
@@ -146,4 +143,4 @@ def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     if not td3x_log.handlers and not logging.getLogger().handlers:
         td3x_log.addHandler(logging.StreamHandler())
         td3x_log.setLevel(logging.INFO)
-    return run(config, Path(run_dir))
+    return run(config, Path(run_dir), composed_choices(config))

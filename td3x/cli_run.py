@@ -14,6 +14,7 @@ from typing import Any
 from td3x.checkpoint import CheckpointError
 from td3x.config import TrainConfig
 from td3x.episode_tape import ReplayMismatch
+from td3x.numerics import NumericsError
 from td3x.resume_plan import ResumeError
 from td3x.run_dir import WANDB_DIR
 from td3x.trainer import RunInterrupted, TrainingError
@@ -43,15 +44,20 @@ def run_and_report(
     config: TrainConfig, run_dir: Path, choices: dict[str, str] | None, multirun: bool = False
 ) -> dict[str, Any] | None:
     """:func:`~td3x.training.run` for a command line: a refusal or a stop is one line per problem and an exit code
-    (2: resume refused; 1: training stopped), or, in a multirun job, an exception; the last line sums the run up."""
+    (2: resume refused, or numerics this process cannot give; 1: training stopped), or, in a multirun job, an
+    exception; the last line sums the run up."""
     try:
         summary = run(config, run_dir, choices)
     except (ResumeError, CheckpointError, ReplayMismatch) as error:  # the checkpoint cannot be resumed here
         remove_if_only_hydra_files(run_dir)
         fail(multirun, "resume error", [str(error)], 2, error)
         return None
-    except RunInterrupted as error:  # resumable: say how
-        fail(multirun, "training stopped", [f"{error}; resume with: td3x-resume {run_dir}"], 1, error)
+    except NumericsError as error:  # this process cannot give the run its numerics: nothing was created
+        remove_if_only_hydra_files(run_dir)
+        fail(multirun, "config error", [str(error)], 2, error)
+        return None
+    except RunInterrupted as error:  # resumable: say how; a signal stops the process, not only this job of a sweep
+        fail(False, "training stopped", [f"{error}; resume with: td3x-resume {run_dir}"], 1, error)
         return None
     except TrainingError as error:
         fail(multirun, "training stopped", [str(error), f"files in {run_dir}"], 1, error)

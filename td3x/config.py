@@ -56,6 +56,11 @@ class NoiseUnits(enum.Enum):
     absolute = "absolute"  # the env's own action units, as the 2018 code (on ±3 bounds, a third in normalised units)
 
 
+class Numerics(enum.Enum):
+    native = "native"  # torch's fastest fp32 kernels for this CPU: same seed, same bits on the same kind of CPU
+    portable = "portable"  # MKL's COMPATIBLE branch, ATen's default kernels: meant for the same bits on any x86-64 CPU
+
+
 class ResumeMode(enum.Enum):
     auto = "auto"  # resume from the run dir's checkpoint when its config matches; a finished run does nothing
     never = "never"  # refuse a run dir that already holds results
@@ -263,6 +268,9 @@ class RunConfig:
     num_threads: int = 1  # torch intra-op threads; part of the config because it changes float results
     num_seeds: int = 1  # K: train seeds seed .. seed + K - 1 in this process, stacked (run dirs seed_<seed>)
     compile: bool = False  # torch.compile the critic and actor losses (same math; pays a compile at start)
+    # fp32 kernels: native (fastest here; same bits on the same kind of CPU) or portable (meant for the same bits on
+    # any x86-64 CPU; about 0.4x the speed); see the docs' "Same bits on other CPUs"
+    numerics: Numerics = Numerics.native
 
     def problems(self) -> list[str]:
         checks = _Checks("run.")
@@ -294,6 +302,41 @@ class LoggingConfig:
         return checks.problems
 
 
+# The training sources of randomness, each seeded on its own (SeedsConfig); the evaluation start states are the
+# seventh source, seeded by run.eval_seed (null: they follow the seed, by the rule below)
+SEED_SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")
+
+
+@dataclass
+class SeedsConfig:
+    """The seed of each source of randomness. Null: the source follows ``seed`` (seed + k for the k-th of
+    run.num_seeds), bit for bit as before these keys existed. Set: the source is pinned, the same for every seed of
+    the process; pinned to s, it draws exactly what ``seed=s`` would draw. Evaluation start states: run.eval_seed."""
+
+    weights: int | None = None  # the actors' and critics' initial weights (their targets start as copies)
+    env: int | None = None  # the training env: its first reset is reset(seed=this), later resets continue its RNG
+    warmup: int | None = None  # the uniform random actions of the env.random_steps warm-up
+    exploration: int | None = None  # the exploration noise added to the actor's actions after the warm-up
+    replay: int | None = None  # which transitions each mini-batch samples from the replay buffer
+    smoothing: int | None = None  # target policy smoothing's noise ε (TPS, paper §5.3)
+    # sets of evaluation start states per evaluation, from one trained policy: set j's episode i starts from
+    # reset(seed=eval_seed + j * run.eval_episodes + i); set 0 is eval.csv's return_mean, set j its return_mean_set_<j>
+    evaluation_sets: int = 1
+
+    def problems(self) -> list[str]:
+        checks = _Checks("seeds.")
+        for name in SEED_SOURCES:
+            value = getattr(self, name)
+            if value is not None:  # numpy's SeedSequence and Gymnasium's reset refuse a negative seed
+                checks.require(name, value, value >= 0, "must be null (follow seed) or an integer >= 0")
+        checks.at_least_one("evaluation_sets", self.evaluation_sets)
+        return checks.problems
+
+    def effective(self, seed: int) -> dict[str, int]:
+        """Each training source's seed for training seed ``seed``: its pinned value, else ``seed``."""
+        return {name: seed if getattr(self, name) is None else getattr(self, name) for name in SEED_SOURCES}
+
+
 # Evaluation start states when run.eval_seed is null: episode i of training seed s starts from
 # reset(seed=EVAL_SEED_BASE + EVAL_SEED_STRIDE * s + i). Two seeds share none for up to EVAL_SEED_STRIDE episodes
 # (td3x's earlier seed + 100 + i gave seeds 0 and 1 nine of ten start states in common, correlating their
@@ -311,6 +354,7 @@ class TrainConfig:
     noise: NoiseConfig = field(default_factory=NoiseConfig)
     run: RunConfig = field(default_factory=RunConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
+    seeds: SeedsConfig = field(default_factory=SeedsConfig)
     seed: int = 0  # seeds torch, numpy, the envs and the noise: same seed, same machine, same numbers
     paper_row: str = "TD3"  # the Table 2 row this config reproduces; set by the ablation option
 
@@ -321,6 +365,8 @@ class TrainConfig:
             *self.noise.problems(),
             *self.run.problems(),
             *self.logging.problems(),
+            *self.seeds.problems(),
+            *self._evaluation_set_problems(),
         ]
         if self.seed < 0:
             problems.append(f"seed={self.seed!r} is not allowed: must be an integer >= 0")
@@ -331,6 +377,22 @@ class TrainConfig:
             )
         if problems:
             raise ConfigError(problems)
+
+    def _evaluation_set_problems(self) -> list[str]:
+        """Each seed's own evaluation start states hold EVAL_SEED_STRIDE episodes: the sets must fit in them."""
+        episodes = self.seeds.evaluation_sets * self.run.eval_episodes
+        if self.run.eval_seed is not None or episodes <= EVAL_SEED_STRIDE:
+            return []
+        return [
+            f"seeds.evaluation_sets={self.seeds.evaluation_sets} is not allowed with run.eval_episodes="
+            f"{self.run.eval_episodes}: sets x episodes must be <= {EVAL_SEED_STRIDE} (a seed's own start states)"
+        ]
+
+    @property
+    def source_seeds(self) -> dict[str, int]:
+        """The effective seed of every source: the training sources' (:meth:`SeedsConfig.effective`) and
+        ``evaluation``, the first evaluation episode's reset seed (:attr:`eval_seed`)."""
+        return {**self.seeds.effective(self.seed), "evaluation": self.eval_seed}
 
     @property
     def eval_seed(self) -> int:
@@ -436,10 +498,14 @@ def to_typed(cfg: Any) -> TrainConfig:
     return typed
 
 
+# blocks a run's config.yaml holds beside the config: the Hydra group choices and each source's effective seed
+RECORDED_BESIDE = ("choices", "effective_seeds")
+
+
 def from_saved(saved: dict[str, Any]) -> TrainConfig:
     """The checked ``TrainConfig`` of a stored config (a run's ``config.yaml`` or a checkpoint's): keys this td3x
     lacks are refused, missing ones take their defaults. Raises ConfigError."""
-    stored = {key: value for key, value in saved.items() if key != "choices"}
+    stored = {key: value for key, value in saved.items() if key not in RECORDED_BESIDE}
     try:
         return to_typed(OmegaConf.merge(OmegaConf.structured(TrainConfig), stored))
     except OmegaConfBaseException as error:

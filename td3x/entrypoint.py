@@ -21,7 +21,7 @@ from td3x import __version__
 from td3x.cli import VERSION_LINE
 from td3x.cli_run import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, register_configs, to_typed
-from td3x.overrides import default_choices, group_options, override_problems
+from td3x.overrides import default_choices, group_options, override_problems, run_choices
 from td3x.training import check_runtime
 
 
@@ -43,14 +43,12 @@ def _hydra_main(cfg: DictConfig) -> dict[str, Any] | None:
     hydra_config = HydraConfig.get()
     run_dir = Path(hydra_config.runtime.output_dir)
     multirun = hydra_config.mode == RunMode.MULTIRUN
-    choices = {
-        group: str(option)
-        for group, option in hydra_config.runtime.choices.items()
-        if "/" not in group and option is not None and group != "schema"
-    }
+    choices = run_choices(hydra_config.runtime.choices)
     config = _checked_config(cfg, run_dir, multirun)
     if config is None:
         return None
+    if multirun and config.logging.group is None:  # a command-line sweep is one W&B group, as an experiment's
+        config.logging.group = Path(hydra_config.sweep.dir).name
     return run_and_report(config, run_dir, choices, multirun)
 
 

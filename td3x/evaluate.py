@@ -31,6 +31,7 @@ from td3x.export import (
     export_onnx,
     sample_observations,
 )
+from td3x.numerics import NumericsError
 from td3x.rollout import EvalResult
 from td3x.run_dir import write_json_atomic
 from td3x.video import (
@@ -193,10 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_headless_rendering()  # before anything imports mujoco, which picks its GL context at import
     try:
         run_command(args)
-    except (RunError, checkpoint.CheckpointError, VideoError, ExportError, OSError) as error:
+    except (RunError, checkpoint.CheckpointError, NumericsError, VideoError, ExportError, OSError) as error:
         message = " ".join(str(error).split())  # one line, whatever the underlying library wrote
         print(f"{PROG}: error: {message}", file=sys.stderr)
-        return 2 if isinstance(error, RunError | checkpoint.CheckpointError) else 1
+        return 2 if isinstance(error, RunError | checkpoint.CheckpointError | NumericsError) else 1
     return 0
 
 

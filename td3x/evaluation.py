@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from td3x import checkpoint
+from td3x import checkpoint, numerics
 from td3x.config import ConfigError, Device, TrainConfig, from_saved
 from td3x.envs import env_spec, make_env
 from td3x.rollout import EvalResult, evaluate_seeds
@@ -88,6 +88,7 @@ def load_run(target: Path, device: Device | None = None) -> TrainedRun:
     Raises:
         RunError: no such path, or a stored config this td3x refuses.
         checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
+        numerics.NumericsError: the run's ``run.numerics`` cannot take effect in this process.
     """
     path = find_checkpoint(target)
     parts = checkpoint.load(path)
@@ -98,6 +99,7 @@ def load_run(target: Path, device: Device | None = None) -> TrainedRun:
             f"{path} holds the {len(parts['seeds'])} seeds of one process (run.num_seeds); "
             f"evaluate one of their run dirs: {', '.join(str(d) for d in seed_dirs)}"
         )
+    numerics.apply(config.run.numerics)  # as in training, before the agent's first torch operation
     torch.set_num_threads(config.run.num_threads)  # part of the config: it changes float results
     env = make_env(config.env)
     try:

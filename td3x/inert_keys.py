@@ -10,8 +10,9 @@ Three questions need such a list, and their answers differ on purpose:
   ``run.total_steps`` and ``run.num_seeds`` stay in the name: they make other runs.
 - **report rows** (:data:`REPORT_INERT`): runs that differ only in these share a table row. The core, the table's
   own axes (``seed``, ``env.id``, ``paper_row``), the keys that change only float rounding (``run.num_seeds``,
-  ``run.num_threads``, ``run.device``, ``run.compile``) and the stored group ``choices`` (their values are in the
-  other keys).
+  ``run.num_threads``, ``run.device``, ``run.compile``, ``run.numerics``), ``seeds.evaluation_sets`` (extra
+  evaluations of the same training) and what a ``config.yaml`` records beside the config: the group ``choices`` and
+  ``effective_seeds`` (their values are in the other keys).
 
 An entry names a key or a whole node (``logging``: every key below it). :func:`leaf_keys` spells ``logging`` out
 for Hydra, which matches bare keys only.
@@ -35,7 +36,10 @@ REPORT_INERT = (
     "run.num_threads",
     "run.device",
     "run.compile",
+    "run.numerics",  # native or portable kernels: the same math, other rounding (the compute table marks a mix)
+    "seeds.evaluation_sets",  # more sets of evaluation start states: the same training, more columns in eval.csv
     "choices",
+    "effective_seeds",  # each source's seed as used: its values are in seed and seeds.*
 )
 
 

@@ -2,6 +2,12 @@
 
 Only the trainer calls these. Every file is flushed as it is written; ``summary.json`` is replaced
 atomically. A W&B failure of any kind warns once and disables W&B; the local files go on.
+
+A resumed run continues its W&B run in a new segment (offline: a new ``wandb/offline-run-*-<id>`` dir). A process
+killed with ``kill -9`` leaves W&B behind its files or ahead of its checkpoint, and W&B drops a row whose step does
+not increase. So the W&B step is a row counter carried across segments, and a new segment first reads what the
+earlier ones hold (with W&B's own reader, ``wandb leet inspect --json``), logs the rows of ``metrics.jsonl`` and
+``eval.csv`` they lack, and then skips the rows they already have: W&B ends with every row of the files once.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ import csv
 import json
 import logging
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -70,14 +78,40 @@ class JsonlLog:
         self.file.close()
 
 
+def row_key(metrics: dict[str, Any]) -> str:
+    """The alphabetically first metric name of a W&B row (``train/...``; ``eval/bias_...`` for an evaluation,
+    ``eval/video`` for its video): with the env step, it tells the rows of one run apart."""
+    return min(key for key in metrics if "/" in key)
+
+
+def segment_logs(run_dir: Path, run_id: str) -> list[Path]:
+    """The transaction logs of W&B run ``run_id``'s segments in ``run_dir/wandb`` (offline and online), oldest
+    first (their dirs are named by start time)."""
+    logs = (run_dir / WANDB_DIR).glob(f"*run-*-{run_id}/run-{run_id}.wandb")
+    return sorted(logs, key=lambda path: path.parent.name.rpartition("run-")[2])
+
+
+def segment_history(path: Path) -> list[dict[str, Any]]:
+    """The history rows of one segment's ``run-<id>.wandb``, read by ``wandb leet inspect --json`` (the file's
+    format is W&B's internal one; its own reader follows it)."""
+    command = [sys.executable, "-m", "wandb", "leet", "inspect", "--json", str(path)]
+    records = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300).stdout
+    return [
+        record["history"]["item"] for record in map(json.loads, records.splitlines()) if record.get("type") == "history"
+    ]
+
+
 class WandbLog:
     """A guarded W&B run: its files go in ``<run_dir>/wandb``; any exception disables it with one warning.
 
-    Train and eval metrics are plotted against env steps (``define_metric``), not W&B's call counter.
+    Train and eval metrics are plotted against env steps (``define_metric``); W&B's own step counts rows, across
+    the segments of a resumed run (see the module's docstring).
     """
 
     def __init__(self, run_dir: Path, mode: str, init_kwargs: dict[str, Any]) -> None:
         self.run: Any = None
+        self.next_step = 0  # the W&B step of the next row
+        self.earlier_rows: set[tuple[str, int]] = set()  # (row_key, env step) of the rows earlier segments hold
         if mode == "disabled":
             return
         try:
@@ -98,22 +132,45 @@ class WandbLog:
             self.run.define_metric("eval/*", step_metric="env_step")
         except Exception as error:
             self._disable("start", error)
+            return
+        if init_kwargs.get("id") is not None:
+            self.guard("read of the earlier segments", lambda: self._read_earlier_segments(run_dir))
+
+    def _read_earlier_segments(self, run_dir: Path) -> None:
+        """Book the rows this run's earlier segments hold. Online, a resumed run's server has the rows below its
+        ``starting_step``; offline, every row of the earlier segments' files counts."""
+        current = Path(self.run.dir).parent
+        on_server = self.run.starting_step if self.run.resumed else None
+        for path in segment_logs(run_dir, str(self.run.id)):
+            if path.parent == current:
+                continue
+            for row in segment_history(path):
+                step = int(row["_step"])
+                if on_server is not None and step >= on_server:
+                    continue
+                self.next_step = max(self.next_step, step + 1)
+                self.earlier_rows.add((row_key(row), int(row["env_step"])))
 
     @property
     def run_id(self) -> str | None:
         return None if self.run is None else str(self.run.id)
 
     def log(self, metrics: dict[str, Any], step: int) -> None:
-        self._guard("log", lambda: self.run.log({**metrics, "env_step": step}))
+        """One row at env step ``step``, unless an earlier segment of the run holds it."""
+        if self.run is None or (row_key(metrics), step) in self.earlier_rows:
+            return
+        self.guard("log", lambda: self.run.log({**metrics, "env_step": step}, step=self.next_step, commit=True))
+        self.next_step += 1
 
     def update_summary(self, values: dict[str, Any]) -> None:
-        self._guard("summary", lambda: self.run.summary.update(values))
+        self.guard("summary", lambda: self.run.summary.update(values))
 
     def finish(self, exit_code: int) -> None:
-        self._guard("finish", lambda: self.run.finish(exit_code=exit_code))
+        self.guard("finish", lambda: self.run.finish(exit_code=exit_code))
         self.run = None
 
-    def _guard(self, what: str, action: Any) -> None:
+    def guard(self, what: str, action: Any) -> None:
+        """Run ``action`` on the W&B run, if any; an exception disables W&B with one warning."""
         if self.run is None:
             return
         try:
@@ -142,6 +199,16 @@ class RunLoggers:
         self.eval_csv = CsvLog(run_dir / EVAL_FILE)
         self.metrics = JsonlLog(run_dir / METRICS_FILE)
         self.wandb = WandbLog(run_dir, wandb_mode, wandb_kwargs)
+        self.wandb.guard("log of the rows already in the run dir", self._mirror_earlier_rows)
+
+    def _mirror_earlier_rows(self) -> None:
+        """Log to W&B the rows the run dir's files already hold (a resumed run's, up to its checkpoint), in the
+        order they were written (at one env step the training row before the evaluation's); the W&B log skips
+        those an earlier segment holds."""
+        rows = [(row["step"], 0, "train", row) for row in read_jsonl(self.run_dir / METRICS_FILE)]
+        rows += [(row["step"], 1, "eval", row) for row in read_csv_floats(self.run_dir / EVAL_FILE)]
+        for step, _, kind, row in sorted(rows, key=lambda entry: entry[:2]):
+            self.wandb.log({f"{kind}/{key}": value for key, value in row.items() if key != "step"}, int(step))
 
     def log_train(self, metrics: dict[str, float], step: int) -> None:
         self.metrics.write({"step": step, **metrics})
@@ -160,6 +227,19 @@ class RunLoggers:
         self.eval_csv.close()
         self.metrics.close()
         self.wandb.finish(exit_code)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The rows of a ``metrics.jsonl``; [] when there is none."""
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def read_csv_floats(path: Path) -> list[dict[str, float]]:
+    """The rows of an ``eval.csv`` as numbers (as they were logged); [] when there is none."""
+    if not path.exists():
+        return []
+    with path.open(newline="") as file:
+        return [{key: float(value) for key, value in row.items() if value} for row in csv.DictReader(file)]
 
 
 def _finite_or_none(value: Any) -> Any:

@@ -20,15 +20,28 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import ConfigCompositionException, HydraException
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from td3x.config import CONF_DIR, schema_keys, unknown_key_problem, value_type_problem
+from td3x.config import (
+    CONF_DIR,
+    ConfigError,
+    TrainConfig,
+    register_configs,
+    schema_keys,
+    to_typed,
+    unknown_key_problem,
+    value_type_problem,
+)
 
 FREE_FORM = ("env.kwargs.",)  # passed to gymnasium.make as they are
+
+
+SEARCH_GROUP = "search"  # conf/search/: td3x-tune's search spaces, not options of a run's config
 
 
 def group_options(conf_dir: Path = CONF_DIR) -> dict[str, list[str]]:
@@ -36,7 +49,7 @@ def group_options(conf_dir: Path = CONF_DIR) -> dict[str, list[str]]:
     return {
         group.name: sorted(path.stem for path in group.glob("*.yaml"))
         for group in sorted(conf_dir.iterdir())
-        if group.is_dir()
+        if group.is_dir() and group.name != SEARCH_GROUP
     }
 
 
@@ -89,6 +102,48 @@ def override_problems(arguments: list[str]) -> list[str]:
         elif key in keys:
             problems += _type_problems(override)
     return problems
+
+
+def compose_checked(overrides: list[str]) -> TrainConfig:
+    """The checked config ``td3x-train OVERRIDES`` would train (``td3x.compose``, ``td3x-tune``'s trials), with
+    the group choices ``td3x-train`` records (:func:`composed_choices`).
+
+    Raises:
+        ConfigError: unknown keys or options, values of the wrong type or out of range (one line each).
+    """
+    problems = override_problems(overrides)
+    if problems:
+        raise ConfigError(problems)
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="train", overrides=overrides, return_hydra_config=True)
+    choices = run_choices(cfg.hydra.runtime.choices)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    config = to_typed(cfg)
+    setattr(config, _CHOICES_ATTRIBUTE, choices)
+    return config
+
+
+# the attribute of a composed TrainConfig that holds its group choices (not a config key: it is not composed)
+_CHOICES_ATTRIBUTE = "_td3x_group_choices"
+
+
+def run_choices(runtime_choices: Any) -> dict[str, str]:
+    """The group choices a run records in ``config.yaml`` (env, agent, noise, ablation; experiment when given):
+    Hydra's runtime choices without Hydra's own groups (``hydra/launcher``, ...) and the schema's."""
+    return {
+        str(group): str(option)
+        for group, option in runtime_choices.items()
+        if "/" not in group and option is not None and group != "schema"
+    }
+
+
+def composed_choices(config: TrainConfig) -> dict[str, str] | None:
+    """The group choices :func:`compose_checked` recorded on ``config``; None for a config made otherwise (e.g.
+    ``dataclasses.replace``, which copies fields only)."""
+    choices = getattr(config, _CHOICES_ATTRIBUTE, None)
+    return dict(choices) if choices is not None else None
 
 
 DIR_KEYS = ("hydra.run.dir", "hydra.sweep.dir")  # dirs Hydra creates before td3x runs: a file there is a traceback

@@ -2,7 +2,8 @@
 
 Fit to publish: no absolute path, user or host name (the command as typed, the operating system without its
 kernel build). What decides fp32 numerics is recorded: the CPU's instruction-set extensions and the kernels torch
-dispatches to (``cpu_capability``); bit-identical results hold on the same capability, not across.
+dispatches to (``cpu_capability``), and ``run.numerics`` with the variables it sets (``numerics``); bit-identical
+results hold on the same capability, not across, unless the runs were all ``portable``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from td3x import numerics
 
 PACKAGES = ("td3x", "torch", "gymnasium", "mujoco", "numpy", "hydra-core", "omegaconf", "wandb")
 
@@ -32,6 +35,7 @@ def collect_provenance() -> dict[str, Any]:
         "cpu": _cpu_model(),
         "cpu_flags": cpu_flags(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "numerics": numerics.effective_settings(),  # run.numerics and the variables that choose the fp32 kernels
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,

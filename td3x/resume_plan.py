@@ -10,6 +10,7 @@ results. One process trains in a run dir at a time (:func:`exclusive`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -20,11 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from td3x import checkpoint
-from td3x.config import ResumeMode, TrainConfig, flatten, to_container
+from td3x.config import Numerics, ResumeMode, SeedsConfig, TrainConfig, flatten, to_container
 from td3x.inert_keys import RESUME_INERT, is_inert
 from td3x.run_dir import CHECKPOINT_FILE, EVAL_FILE, METRICS_FILE
 
 RESULT_FILES = (EVAL_FILE, METRICS_FILE, CHECKPOINT_FILE)
+NUMERICS_KEY = "run.numerics"
+# keys added after runs were trained, at the value that changes nothing: there they stay out of the hash, so that a
+# config written before they existed (without them) hashes as it did
+HASH_NEUTRAL = {
+    NUMERICS_KEY: Numerics.native.name,
+    **{f"seeds.{field.name}": field.default for field in dataclasses.fields(SeedsConfig)},
+}
 
 
 class ResumeError(RuntimeError):
@@ -58,8 +66,16 @@ def learning_keys(config: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in flatten(config).items() if not is_inert(key, RESUME_INERT)}
 
 
+def hashed_keys(config: dict[str, Any]) -> dict[str, Any]:
+    """:func:`learning_keys` without the keys at their :data:`HASH_NEUTRAL` value: what the config hash covers."""
+    keys = learning_keys(config)
+    return {key: value for key, value in keys.items() if key not in HASH_NEUTRAL or value != HASH_NEUTRAL[key]}
+
+
 def config_hash(config: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(learning_keys(config), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """The hash of :func:`hashed_keys`: ``run.numerics`` counts only when not ``native`` and a ``seeds.*`` key only
+    when set, so that the config of a run trained before those keys existed hashes as it did."""
+    return hashlib.sha256(json.dumps(hashed_keys(config), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def plan(config: TrainConfig, run_dir: Path) -> Plan:
@@ -89,7 +105,7 @@ def plan(config: TrainConfig, run_dir: Path) -> Plan:
 def _check_same_config(saved: dict[str, Any], current: dict[str, Any]) -> None:
     if config_hash(saved) == config_hash(current):
         return
-    old, new = learning_keys(saved), learning_keys(current)
+    old, new = hashed_keys(saved), hashed_keys(current)
     differing = [
         f"{key}={old[key]!r} (checkpoint) vs {new.get(key)!r} (now)"
         if key in old

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from td3x.config import TrainConfig
+from td3x.config import TrainConfig, to_container
 from td3x.envs import env_spec, make_env
 from td3x.episode_tape import EpisodeTape
 from td3x.loggers import RunLoggers, wandb_kwargs
@@ -25,8 +25,15 @@ from td3x.video import TrainingVideos
 
 def seed_configs(config: TrainConfig) -> list[TrainConfig]:
     """The config of each seed of the process: ``seed + k``, everything else shared (``run.num_seeds`` kept,
-    so each seed's ``config.yaml`` records the mode it was trained in)."""
+    so each seed's ``config.yaml`` records the mode it was trained in). A pinned source (``seeds.*``) is thus the
+    same for every seed, and a following one moves with the seed."""
     return [dataclasses.replace(config, seed=config.seed + k) for k in range(config.run.num_seeds)]
+
+
+def recorded_config(config: TrainConfig, choices: dict[str, str]) -> dict[str, Any]:
+    """What a seed's ``config.yaml`` and W&B config hold: the resolved config, the Hydra group ``choices`` and
+    ``effective_seeds``, each source's seed as it was used (:attr:`TrainConfig.source_seeds`)."""
+    return {**to_container(config), "choices": choices, "effective_seeds": config.source_seeds}
 
 
 def seed_runs(
@@ -40,8 +47,15 @@ def seed_runs(
     continues its W&B run when ``wandb_run_ids`` names one."""
     configs, dirs = seed_configs(config), seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
     run_ids = wandb_run_ids or [None] * len(configs)
+    # each W&B run's config is what the seed's config.yaml holds, effective seeds included
     return [
-        SeedRun(k, seed_config, seed_dir, device, wandb_kwargs(seed_config, choices, run_id))
+        SeedRun(
+            k,
+            seed_config,
+            seed_dir,
+            device,
+            wandb_kwargs(seed_config, choices, run_id) | {"config": recorded_config(seed_config, choices)},
+        )
         for k, (seed_config, seed_dir, run_id) in enumerate(zip(configs, dirs, run_ids, strict=True))
     ]
 
@@ -59,10 +73,16 @@ class SeedRun:
     ) -> None:
         self.index, self.config, self.run_dir = index, config, run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
-        # the first seed also seeds the global RNGs (libraries); every seed has its own generators
-        self.generators = seed_everything(config.seed, device) if index == 0 else generators_of(config.seed, device)
+        # the first seed also seeds the global RNGs (libraries); every seed has its own generators, each from its
+        # source's seed (the seed itself unless seeds.* pins it)
+        self.sources = config.source_seeds
+        if index == 0:
+            self.generators = seed_everything(config.seed, device, self.sources)
+        else:
+            self.generators = generators_of(config.seed, device, self.sources)
         self.env = make_env(config.env)
-        self.eval_envs = [make_env(config.env) for _ in range(config.run.eval_episodes)]
+        # one env per episode of every evaluation set (seeds.evaluation_sets), all run side by side
+        self.eval_envs = [make_env(config.env) for _ in range(config.run.eval_episodes * config.seeds.evaluation_sets)]
         spec = env_spec(self.env)
         self.action_dim = spec.action_dim
         self.noise = make_noise(config.noise, self.action_dim, self.generators.noise)
@@ -79,7 +99,7 @@ class SeedRun:
 
     def reset(self, first: bool = False) -> np.ndarray:
         self.noise.reset()
-        return self.tape.reset(self.env, self.config.seed if first else None)
+        return self.tape.reset(self.env, self.sources["env"] if first else None)
 
     def random_action(self) -> np.ndarray:
         return self.generators.actions.uniform(-1.0, 1.0, self.action_dim).astype(np.float32)
@@ -113,8 +133,16 @@ class SeedRun:
             values.clear()
         return row | {f"{key}_count": float(value) for key, value in self.counts.items()}
 
-    def log_evaluation(self, result: EvalResult, bias: dict[str, float], step: int, timing: dict[str, float]) -> None:
-        """Book an evaluation and write its ``eval.csv`` row (``timing``: its time, wall time and speed columns)."""
+    def log_evaluation(
+        self,
+        result: EvalResult,
+        bias: dict[str, float],
+        step: int,
+        timing: dict[str, float],
+        other_sets: list[EvalResult] | None = None,
+    ) -> None:
+        """Book an evaluation and write its ``eval.csv`` row (``timing``: its time, wall time and speed columns;
+        ``other_sets``: evaluation sets 1.. of the same policy, as ``return_mean_set_<j>`` columns)."""
         self.eval_returns.append(float(result.returns.mean()))
         row = {
             "return_mean": float(result.returns.mean()),
@@ -122,6 +150,7 @@ class SeedRun:
             **{f"return_{i}": float(value) for i, value in enumerate(result.returns)},
             "length_mean": float(result.lengths.mean()),
             **bias,
+            **{f"return_mean_set_{j}": float(other.returns.mean()) for j, other in enumerate(other_sets or [], 1)},
             **timing,
         }
         self.loggers.log_eval(row, step)

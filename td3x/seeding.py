@@ -1,8 +1,10 @@
-"""One seed drives everything, through explicit generators wherever td3x draws random numbers itself."""
+"""One seed drives everything, through explicit generators wherever td3x draws random numbers itself; each source
+can also be seeded on its own (``seeds.*``), its generator then being the one that seed would have."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,21 +41,44 @@ class Generators:
         self.init.set_state(state["init"])
 
 
-def seed_everything(seed: int, device: torch.device) -> Generators:
-    """Seed the global RNGs (libraries) and derive the seed's independent generators.
+def seed_everything(seed: int, device: torch.device, sources: Mapping[str, int] | None = None) -> Generators:
+    """Seed the global RNGs (libraries) with ``seed`` and derive the seed's independent generators (``sources``:
+    see :func:`generators_of`).
 
-    Env resets are seeded separately: the training env once with ``reset(seed=seed)``, evaluation
-    episodes with ``reset(seed=eval_seed + i)``.
+    Env resets are seeded separately: the training env once with ``reset(seed=...)`` (its source's seed),
+    evaluation episodes with ``reset(seed=eval_seed + i)``.
     """
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    return generators_of(seed, device)
+    return generators_of(seed, device, sources)
 
 
-def generators_of(seed: int, device: torch.device) -> Generators:
-    """The generators of one seed; a process training several seeds holds one set per seed."""
-    actions, noise, replay, torch_seed, init_seed = np.random.SeedSequence(seed).spawn(5)
+# each generator, the source of randomness it serves (td3x.config.SEED_SOURCES), in the order seed's SeedSequence
+# spawns their children: child i of SeedSequence(s) is generator i's seed whenever its source's seed is s
+GENERATOR_SOURCES = {
+    "actions": "warmup",
+    "noise": "exploration",
+    "replay": "replay",
+    "torch": "smoothing",
+    "init": "weights",
+}
+
+
+def generators_of(seed: int, device: torch.device, sources: Mapping[str, int] | None = None) -> Generators:
+    """The generators of one seed; a process training several seeds holds one set per seed.
+
+    Args:
+        seed: the training seed; every source not in ``sources`` follows it.
+        device: where the smoothing generator draws.
+        sources: a seed per source name (``warmup``, ``exploration``, ``replay``, ``smoothing``, ``weights``):
+            that source's generator is the one ``seed=sources[name]`` would have.
+    """
+    chosen = sources or {}
+    actions, noise, replay, torch_seed, init_seed = (
+        np.random.SeedSequence(chosen.get(source, seed)).spawn(len(GENERATOR_SOURCES))[i]
+        for i, source in enumerate(GENERATOR_SOURCES.values())
+    )
     return Generators(
         actions=np.random.default_rng(actions),
         noise=np.random.default_rng(noise),

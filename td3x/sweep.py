@@ -4,8 +4,9 @@
 (Hydra itself refuses ``-m --cfg job``): the count, each job's overrides, its run dir, and any job whose
 config td3x would refuse. It composes each job's config exactly as Hydra's basic sweeper does (the
 experiment's ``hydra.sweeper.params`` first, then the command line), through Hydra's public API and the rules
-of :mod:`td3x.overrides`, and creates nothing. ``status`` reads a sweep dir (or one run dir, or a K-seeds
-process dir) and runs nothing; ``rerun`` and ``recheck`` train.
+of :mod:`td3x.overrides`, and creates nothing. ``status`` reads a sweep dir (every launch into it, as
+:mod:`td3x.launches` records them), a run dir, a K-seeds process dir or a folder of runs, and runs
+nothing; ``rerun`` and ``recheck`` train.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import csv
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -34,13 +36,14 @@ from omegaconf import DictConfig, open_dict, read_write
 
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
+from td3x.launches import Launch, is_sweep_dir, read_launches, sweep_dir_override
 from td3x.overrides import apply_overrides, group_options, override_dirname, override_problems, sweep_jobs
 from td3x.run_dir import (
     CONFIG_FILE,
     EVAL_FILE,
     PROVENANCE_FILE,
     SUMMARY_FILE,
-    SWEEP_FILE,
+    WANDB_DIR,
     RunFileError,
     config_int,
     is_timing_column,
@@ -217,33 +220,8 @@ def _print_list(jobs: list[Job], resources: str | None = None) -> int:
 
 
 # ---------------------------------------------------------------------- status and rerun of a launched sweep
+HYDRA_DIR = ".hydra"  # Hydra's copy of a job's config.yaml lies here: not a run's
 STALE_AFTER_S = 30 * 60  # a "running" run whose summary.json has not changed for this long is reported stale
-
-
-@dataclass(frozen=True)
-class Launched:
-    """What Hydra recorded of a launched sweep in ``<sweep dir>/multirun.yaml``."""
-
-    task_overrides: list[str]
-    hydra_overrides: list[str]
-    cwd: Path
-
-
-def read_sweep(sweep_dir: Path) -> Launched:
-    path = sweep_dir / SWEEP_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{sweep_dir} is not a sweep dir: it has no multirun.yaml")
-    try:
-        recorded = read_yaml_mapping(path)["hydra"]
-        return Launched(
-            task_overrides=[str(o) for o in recorded["overrides"]["task"]],
-            hydra_overrides=[str(o) for o in recorded["overrides"]["hydra"] if o != "hydra.mode=MULTIRUN"],
-            cwd=Path(recorded["runtime"]["cwd"]),
-        )
-    except (KeyError, TypeError) as error:
-        raise RunFileError(
-            f"{path} is not Hydra's record of a sweep: it lacks hydra.overrides or hydra.runtime"
-        ) from error
 
 
 @dataclass(frozen=True)
@@ -271,28 +249,53 @@ def run_state(run_dir: Path, total_steps: int, now: float) -> RunState:
     return RunState(run_dir, state, summary["steps"], total_steps, rate, summary.get("failure"))
 
 
+def launch_jobs(sweep_dir: Path, launch: Launch) -> list[Job]:
+    """The jobs of one launch into ``sweep_dir``, their run dirs in ``sweep_dir`` wherever it was launched to."""
+    return list_jobs([*launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)])
+
+
 def sweep_states(sweep_dir: Path) -> list[RunState]:
-    launched = read_sweep(sweep_dir)
-    jobs = list_jobs(launched.task_overrides + launched.hydra_overrides)
-    now = time.time()
-    return [
-        run_state(seed_dir, job.total_steps, now)
-        for job in jobs
-        for seed_dir in seed_run_dirs(launched.cwd / job.run_dir, job.seed, job.num_seeds)
-    ]
+    """The state of every run of every launch into ``sweep_dir``, each run once (launches may share jobs)."""
+    now, seen, states = time.time(), set(), []
+    for launch in read_launches(sweep_dir):
+        for job in launch_jobs(sweep_dir, launch):
+            for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
+                if seed_dir not in seen:
+                    seen.add(seed_dir)
+                    states.append(run_state(seed_dir, job.total_steps, now))
+    return states
+
+
+def runs_below(path: Path) -> list[Path]:
+    """The ``config.yaml`` of a run dir, of a K-seeds process dir's seeds in seed order, or of every run at or
+    below a folder of runs (as td3x-report finds them), in path order."""
+    configs = run_configs(path)
+    if configs:
+        return configs
+    found = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        if CONFIG_FILE in filenames and Path(dirpath).name != HYDRA_DIR:
+            found.append(Path(dirpath) / CONFIG_FILE)
+            dirnames.clear()  # a run dir holds no other runs
+        else:
+            dirnames[:] = sorted(name for name in dirnames if name not in (HYDRA_DIR, WANDB_DIR))
+    return sorted(found)
 
 
 def path_states(path: Path) -> list[RunState]:
-    """The state of every run of a sweep dir, of a run dir, or of each seed of a K-seeds process dir.
+    """The state of every run of a sweep dir (every launch into it), of a run dir, of each seed of a K-seeds
+    process dir, or of every run below a folder of runs.
 
     Raises:
-        FileNotFoundError: ``path`` is none of these (the message names the sweep dir's missing multirun.yaml).
+        FileNotFoundError: ``path`` is none of these.
     """
-    if (path / SWEEP_FILE).is_file():
+    if is_sweep_dir(path):
         return sweep_states(path)
-    configs = run_configs(path)
+    configs = runs_below(path)
     if not configs:
-        read_sweep(path)  # raises: neither a sweep dir nor a run dir
+        raise FileNotFoundError(
+            f"{path} holds no run: not a sweep dir (no multirun.yaml), a run dir or a folder of runs"
+        )
     now = time.time()
     return [
         run_state(config.parent, config_int(read_yaml_mapping(config), "run.total_steps", config), now)
@@ -320,13 +323,35 @@ def _print_status(states: list[RunState]) -> int:
 
 
 def rerun(sweep_dir: Path) -> int:
-    """Launch the sweep again with its own overrides and launcher: finished jobs return at once, the others
-    resume from their checkpoints (or start, if they never wrote one)."""
-    launched = read_sweep(sweep_dir)
-    check_overrides(launched.task_overrides)
-    command = [sys.executable, "-m", "td3x.entrypoint", "-m", *launched.task_overrides, *launched.hydra_overrides]
-    print("relaunching:", " ".join(command[2:]), flush=True)
-    return subprocess.run(command, cwd=launched.cwd, check=False).returncode
+    """Launch every launch into the sweep dir again, in that dir, with its own overrides and launcher: finished
+    jobs return at once, the others resume from their checkpoints (or start, if they never wrote one). Ctrl-C
+    stops the launch at the running jobs' next checkpoint, as it stops td3x-train."""
+    codes = []
+    for launch in read_launches(sweep_dir):
+        check_overrides(launch.task_overrides)
+        arguments = ["-m", *launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)]
+        print("relaunching: td3x-train", " ".join(arguments), flush=True)
+        codes.append(_train_until_done([sys.executable, "-m", "td3x.entrypoint", *arguments], launch.cwd))
+    return max(codes)
+
+
+def _train_until_done(command: list[str], cwd: Path) -> int:
+    """Run ``command``; on Ctrl-C (which the terminal sends the launch too) wait for it to stop at its
+    checkpoint rather than kill it, then raise :class:`SweepStopped`."""
+    with subprocess.Popen(command, cwd=cwd) as launch:
+        try:
+            return launch.wait()
+        except KeyboardInterrupt:
+            while launch.poll() is None:
+                try:
+                    launch.wait()
+                except KeyboardInterrupt:  # again: the launch is already stopping
+                    continue
+            raise SweepStopped from None
+
+
+class SweepStopped(Exception):
+    """Ctrl-C during ``rerun``: the launch stopped its jobs at their checkpoints."""
 
 
 def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
@@ -400,10 +425,11 @@ COMMANDS = {
     "list": "print every job a td3x-train multirun with these overrides would launch (its run dir, overrides, "
     "steps, seeds, threads and config errors), the counts of jobs and runs, and what a SLURM launcher asks for "
     "each job; runs and creates nothing",
-    "status": "count the complete, running, stale, failed and not started runs of a sweep dir, a run dir or a "
-    "K-seeds process dir, with the steps done and the compute left; runs nothing",
-    "rerun": "trains: launch a sweep again with its own overrides and launcher; complete jobs return at once, the "
-    "others resume from their checkpoints (or start); for one run dir use td3x-resume",
+    "status": "count the complete, running, stale, failed and not started runs of a sweep dir (every launch into "
+    "it), a run dir, a K-seeds process dir or a folder of runs, with the steps done and the compute left; runs nothing",
+    "rerun": "trains: launch a sweep again in its dir, with its own overrides and launcher (each launch into it, in "
+    "turn); complete jobs return at once, the others resume from their checkpoints (or start); Ctrl-C stops them "
+    "at their next checkpoint; for one run dir use td3x-resume",
     "recheck": "trains briefly: re-run the first --runs complete runs of a sweep for --steps env steps in a "
     "scratch dir (the sweep is left alone) and compare their eval.csv bit for bit",
 }
@@ -424,7 +450,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="td3x-train overrides, e.g. +experiment=table2 seed=0,1 (default: none, conf/train.yaml as it is)",
     )
     sub["status"].add_argument(
-        "sweep_dir", type=Path, metavar="path", help="a sweep dir (with multirun.yaml), a run dir or a K-seeds dir"
+        "sweep_dir",
+        type=Path,
+        metavar="path",
+        help="a sweep dir (with multirun.yaml), a run dir, a K-seeds dir or a folder of runs",
     )
     for name in ("rerun", "recheck"):
         sub[name].add_argument("sweep_dir", type=Path, help="a sweep dir (the one holding multirun.yaml)")
@@ -441,7 +470,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         if args.command != "list" and not args.sweep_dir.is_dir():
             kind = "is a file" if args.sweep_dir.exists() else "does not exist"
-            takes = "a sweep dir, a run dir or a K-seeds dir" if args.command == "status" else "a sweep dir"
+            takes = (
+                "a sweep dir, a run dir, a K-seeds dir or a folder of runs"
+                if args.command == "status"
+                else "a sweep dir"
+            )
             raise FileNotFoundError(f"{args.sweep_dir} {kind}: td3x-sweep {args.command} takes {takes}")
         if args.command == "list":
             sys.exit(_print_list(list_jobs(list(args.overrides)), launcher_resources(list(args.overrides))))
@@ -450,6 +483,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         if args.command == "recheck":
             sys.exit(recheck(args.sweep_dir, args.runs, args.steps))
         sys.exit(rerun(args.sweep_dir))
+    except SweepStopped:
+        print(f"training stopped: interrupted; resume with: td3x-sweep rerun {args.sweep_dir}", file=sys.stderr)
+        sys.exit(1)
     except (FileNotFoundError, RunFileError) as error:
         print(f"td3x-sweep: {error}", file=sys.stderr)
         sys.exit(2)

@@ -21,13 +21,14 @@ import numpy as np
 import torch
 
 from td3x import checkpoint
+from td3x.callables import EvaluationCallback
 from td3x.clock import RunClock
 from td3x.config import TrainConfig, UpdateSchedule, to_container
 from td3x.envs import env_spec
 from td3x.overestimation import overestimation_biases
 from td3x.progress import Progress
 from td3x.replay_buffer import ReplayBuffer
-from td3x.rollout import evaluate_seeds
+from td3x.rollout import EvalResult, evaluate_seeds
 from td3x.run_dir import CHECKPOINT_FILE, RunSummary
 from td3x.seed_run import SeedRun, seed_runs
 from td3x.seeding import global_rng_state, restore_global_rng_state
@@ -50,6 +51,7 @@ class Trainer:
         run_dir: where the run's files go (created if missing); K seeds write in ``seed_<seed>`` below it.
         choices: the Hydra group choices, for the W&B runs' names and tags.
         wandb_run_ids: continue these W&B runs, one per seed (a resumed run keeps its ids).
+        on_evaluation: called after each evaluation (:data:`EvaluationCallback`).
     """
 
     def __init__(
@@ -58,8 +60,10 @@ class Trainer:
         run_dir: Path,
         choices: dict[str, str] | None = None,
         wandb_run_ids: list[str | None] | None = None,
+        on_evaluation: EvaluationCallback | None = None,
     ) -> None:
         self.config, self.run_dir, self.choices = config, run_dir, choices or {}
+        self.on_evaluation = on_evaluation
         torch.set_num_threads(config.run.num_threads)
         self.device = config.run.device.resolve()
         self.seeds = seed_runs(config, run_dir, self.device, self.choices, wandb_run_ids)
@@ -150,15 +154,25 @@ class Trainer:
     # ------------------------------------------------------------------ evaluation and logging
     def _evaluate(self) -> None:
         with self.clock.timed("eval") as lap:
-            envs = [seed.eval_envs for seed in self.seeds]
-            results = evaluate_seeds(self.agent.act, envs, [seed.config.eval_seed for seed in self.seeds])
+            sets = [self._evaluate_set(j) for j in range(self.config.seeds.evaluation_sets)]
+            results = sets[0]  # set 0: the run's evaluation (eval.csv's return_mean)
             biases = overestimation_biases(self.agent, [r.episodes for r in results], self.config.agent.discount)
-        for seed, result, bias in zip(self.seeds, results, biases, strict=True):
+        for k, (seed, result, bias) in enumerate(zip(self.seeds, results, biases, strict=True)):
             wall = self.clock.wall_time()
             timing = {"eval_time_s": lap.seconds, "wall_time_s": wall, "sps": self.step / max(wall, 1e-9)}
-            seed.log_evaluation(result, bias, self.step, timing)
+            seed.log_evaluation(result, bias, self.step, timing, [other[k] for other in sets[1:]])
             seed.loggers.write_summary(self._summary(seed, "running"))
         self.progress.evaluated(self.step, float(np.mean([r.returns.mean() for r in results])))
+        if self.on_evaluation is not None:
+            self.on_evaluation(self.step, [float(r.returns.mean()) for r in results])
+
+    def _evaluate_set(self, j: int) -> list[EvalResult]:
+        """Evaluation set j of every seed (``seeds.evaluation_sets``): episode i from ``reset(seed=eval_seed +
+        j * eval_episodes + i)``. One set at a time, so that each set's numbers are, bit for bit, those of an
+        evaluation from its start states alone (a larger batch of observations would round otherwise)."""
+        size = self.config.run.eval_episodes
+        envs = [seed.eval_envs[j * size : (j + 1) * size] for seed in self.seeds]
+        return evaluate_seeds(self.agent.act, envs, [seed.config.eval_seed + j * size for seed in self.seeds])
 
     def _record_video(self) -> None:
         """Every ``logging.video_every`` steps, a video of each seed's evaluation episode 0 (timed as evaluation)."""

@@ -22,7 +22,9 @@ import numpy as np
 import torch
 import yaml
 
-from td3x.config import Device, TrainConfig, to_container
+from td3x import numerics
+from td3x.callables import EvaluationCallback
+from td3x.config import Device, TrainConfig
 from td3x.envs import check_env, env_spec, make_env
 from td3x.provenance import collect_provenance
 from td3x.resume_plan import Plan, exclusive, plan
@@ -38,7 +40,7 @@ from td3x.run_dir import (
     truncate_after,
     write_json_atomic,
 )
-from td3x.seed_run import seed_configs
+from td3x.seed_run import recorded_config, seed_configs
 from td3x.trainer import RunInterrupted, Trainer
 
 log = logging.getLogger(__name__)
@@ -128,7 +130,12 @@ def group_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run(config: TrainConfig, run_dir: Path | str, choices: dict[str, str] | None = None) -> dict[str, Any]:
+def run(
+    config: TrainConfig,
+    run_dir: Path | str,
+    choices: dict[str, str] | None = None,
+    on_evaluation: EvaluationCallback | None = None,
+) -> dict[str, Any]:
     """Train one run in ``run_dir`` (or resume it from its checkpoint) and return its summary
     (:class:`~td3x.run_dir.RunSummary` as a dict); with ``run.num_seeds`` K > 1, K runs in ``run_dir/seed_<seed>``
     and their :func:`group_summary`. A finished run returns the same summary at once.
@@ -137,18 +144,24 @@ def run(config: TrainConfig, run_dir: Path | str, choices: dict[str, str] | None
         config: a checked config (building a ``TrainConfig`` runs the range checks).
         run_dir: where the run's files go; created if missing.
         choices: the Hydra group choices (env, agent, noise, ablation), recorded in ``config.yaml``.
+        on_evaluation: called after each evaluation (:data:`~td3x.callables.EvaluationCallback`); what it raises
+            stops the run, whose summary records it as the failure.
 
     Raises:
         ResumeError: the run dir holds another config's results, or results with ``run.resume=never``.
         TrainingError: a non-finite loss or parameter; the logs and the last good checkpoint are kept.
         RunInterrupted: SIGTERM/SIGINT; a checkpoint was written first.
+        NumericsError: ``run.numerics`` cannot take effect in this process (it computed under the other mode).
     """
     run_dir = Path(run_dir)
+    numerics.apply(config.run.numerics)  # before the run's first torch operation (td3x.numerics)
     with exclusive(run_dir):
-        return _run_locked(config, run_dir, choices)
+        return _run_locked(config, run_dir, choices, on_evaluation)
 
 
-def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> dict[str, Any]:
+def _run_locked(
+    config: TrainConfig, run_dir: Path, choices: dict[str, str] | None, on_evaluation: EvaluationCallback | None
+) -> dict[str, Any]:
     decision = plan(config, run_dir)
     if decision.action == "complete":
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
@@ -162,10 +175,11 @@ def _run_locked(config: TrainConfig, run_dir: Path, choices: dict[str, str] | No
         log.warning("%s holds an earlier attempt but no %s: starting over from env step 0", run_dir, CHECKPOINT_FILE)
     _prepare_run_dirs(run_dirs, decision)
     saved_seeds = decision.parts.get("seeds", [])
-    trainer = Trainer(config, run_dir, choices, wandb_run_ids=[seed["wandb_run_id"] for seed in saved_seeds] or None)
+    wandb_run_ids = [seed["wandb_run_id"] for seed in saved_seeds] or None
+    trainer = Trainer(config, run_dir, choices, wandb_run_ids, on_evaluation)
     for seed_config, seed_dir in zip(seed_configs(config), run_dirs, strict=True):
         (seed_dir / CONFIG_FILE).write_text(
-            yaml.safe_dump({**to_container(seed_config), "choices": choices or {}}, sort_keys=False)
+            yaml.safe_dump(recorded_config(seed_config, choices or {}), sort_keys=False)
         )
         write_json_atomic(seed_dir / PROVENANCE_FILE, collect_provenance())
     try:

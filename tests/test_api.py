@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from helpers.scripts import k_seed_run
+from helpers.scripts import BIN, TINY, k_seed_run
 
 import td3x
 from td3x import evaluate
+from td3x.analysis.cells import row_labels
+from td3x.analysis.runs import find_runs
 
 __all__ = ["k_seed_run"]  # a fixture, imported so that this module's tests can use it
 
@@ -35,3 +38,16 @@ def test_load_and_predict_act_in_env_units_and_score_what_td3x_eval_reports(
     capsys.readouterr()
     record = json.loads((k_seed_run / "seed_1" / "eval_step600_seed777_n1.json").read_text())
     assert episode_return == pytest.approx(record["returns"][0], abs=1e-9)
+
+
+@pytest.mark.slow
+def test_a_config_trained_through_the_api_and_the_command_line_shares_one_report_row(tmp_path: Path) -> None:
+    overrides = ["ablation=no_twin", "run.total_steps=200", "run.eval_every=100", "env.random_steps=100", *TINY]
+    config = td3x.compose(overrides)
+    td3x.train(config, tmp_path / "api")
+    command = [BIN / "td3x-train", *overrides, "seed=1", f"hydra.run.dir={tmp_path / 'cli'}"]
+    assert subprocess.run(command, capture_output=True, timeout=300).returncode == 0
+    runs = find_runs([tmp_path])
+    assert len(runs) == 2 and runs[0].config["choices"] == runs[1].config["choices"]
+    assert runs[0].config["choices"] == {"env": "pendulum", "agent": "td3", "noise": "gaussian", "ablation": "no_twin"}
+    assert row_labels(runs) == ["TD3 - CDQ", "TD3 - CDQ"]

@@ -116,7 +116,8 @@ class TestWrongTypeValues:
             (
                 "+experiment=tabel2",
                 "config error: experiment=tabel2 is not an option of experiment: choose one of reference_bias, "
-                "reference_td3, reference_td3_2018, smoke_slurm, table1, table2, table2_slurm, table2_smoke; "
+                "reference_td3, reference_td3_2018, seed_study, smoke_slurm, table1, table2, table2_slurm, "
+                "table2_smoke; "
                 "did you mean table2?",
             ),
         ]
@@ -304,11 +305,13 @@ class TestWrongKindOfPath:
             ),
             (
                 ("td3x-sweep", "status", "afile"),
-                "td3x-sweep: afile is a file: td3x-sweep status takes a sweep dir, a run dir or a K-seeds dir",
+                "td3x-sweep: afile is a file: td3x-sweep status takes a sweep dir, a run dir, a K-seeds dir or a "
+                "folder of runs",
             ),
             (
                 ("td3x-sweep", "status", "nowhere"),
-                "td3x-sweep: nowhere does not exist: td3x-sweep status takes a sweep dir, a run dir or a K-seeds dir",
+                "td3x-sweep: nowhere does not exist: td3x-sweep status takes a sweep dir, a run dir, a K-seeds dir or "
+                "a folder of runs",
             ),
             (("td3x-sweep", "rerun", "afile"), "td3x-sweep: afile is a file: td3x-sweep rerun takes a sweep dir"),
             (

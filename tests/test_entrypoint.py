@@ -84,7 +84,7 @@ def test_hopper_paper_preset_with_an_ablation_writes_every_run_file(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_multirun_gives_each_job_its_own_dir_and_wandb_run(tmp_path: Path) -> None:
+def test_multirun_gives_each_job_its_own_dir_and_wandb_run_in_the_sweeps_group(tmp_path: Path) -> None:
     result = train(
         "-m",
         "seed=0,1",
@@ -102,7 +102,9 @@ def test_multirun_gives_each_job_its_own_dir_and_wandb_run(tmp_path: Path) -> No
         assert {path.name for path in job_dir.iterdir()} >= RUN_FILES
         assert json.loads((job_dir / "summary.json").read_text())["status"] == "complete"
         (wandb_file,) = find_run_files(job_dir)
-        run_ids.add(read_run(wandb_file).run_id)
+        wandb_run = read_run(wandb_file)
+        run_ids.add(wandb_run.run_id)
+        assert wandb_run.group == tmp_path.name  # logging.group unset: the sweep dir's name
     assert len(run_ids) == 2  # wandb.finish() between jobs: never one run for the whole sweep
 
 

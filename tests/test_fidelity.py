@@ -120,7 +120,7 @@ def test_the_report_rejects_the_halved_curves_and_not_the_authors_own(tmp_path: 
     assert results["AHE"].run_mean.holm_p == results["AHE"].run_mean.test.p  # one env: Holm changes nothing
 
 
-# the committed runs (docs/results/runs: 3 seeds, 100k steps): (row, env) → primary p, Holm p, held-out splits at
+# the committed runs (docs/results/runs: 3 or 5 seeds, 100k steps): (row, env) → primary p, Holm p, held-out splits at
 # or below ours (of 120), the outcome, and the return at T's p. Asserted as they came out.
 COMMITTED = {
     ("TD3 [agent=td3_2018]", "HalfCheetah-v5"): (0.264, 0.264, 34, False, 0.015),
@@ -128,8 +128,8 @@ COMMITTED = {
     ("TD3 [agent=td3_paper]", "Hopper-v5"): (0.870, 1.0, 106, False, 0.803),
     ("TD3 [agent=td3_paper]", "Walker2d-v5"): (0.585, 1.0, 75, False, 0.853),
     ("TD3 [agent=td3_paper]", "Ant-v5"): (6.5e-6, 2.6e-5, 0, True, 0.971),
-    ("AHE", "Hopper-v5"): (0.247, 0.247, 25, False, 0.835),
-    ("AHE", "Walker2d-v5"): (0.006, 0.012, 0, True, 0.015),
+    ("AHE", "Hopper-v5"): (0.190, 0.190, 44, False, 0.667),
+    ("AHE", "Walker2d-v5"): (0.009, 0.019, 0, True, 0.018),
     ("AHE + CDQ", "Hopper-v5"): (0.030, 0.061, 4, False, 0.210),  # 5 seeds: 252 held-out splits
     ("AHE + CDQ", "Walker2d-v5"): (0.492, 0.492, 112, False, 0.637),
 }
@@ -137,7 +137,8 @@ COMMITTED = {
 
 def test_the_committed_runs_outcomes() -> None:
     """TD3 (td3_paper) differs from the authors on Ant alone (it learns faster there); AHE, a control, differs on
-    Walker2d (p = 0.006, as the review computed) and is not told apart on Hopper (p = 0.25); AHE + CDQ (5 seeds) is
+    Walker2d (p = 0.009 with five seeds; 0.006 with the first three, as the review computed) and is not told apart on
+    Hopper (p = 0.19); AHE + CDQ (5 seeds) is
     above the authors' TD3 over the run on Hopper at p = 0.03, which Holm's correction over its two envs does not
     keep (0.061), and not told apart on Walker2d (p = 0.49)."""
     results = {(f.row, f.env_id): f for f in build_report([COMMITTED_RUNS], Settings()).fidelity}
@@ -152,4 +153,4 @@ def test_the_committed_runs_outcomes() -> None:
         assert result.final.test.p == pytest.approx(final_p, abs=5e-4), key
     ahe_walker = results[("AHE", "Walker2d-v5")].run_mean.test
     assert ahe_walker.high < 0  # below the authors' TD3
-    assert ahe_walker.difference == pytest.approx(-258.76, abs=0.01)
+    assert ahe_walker.difference == pytest.approx(-238.86, abs=0.01)

@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from td3x.analysis.cells import result_keys
 from td3x.analysis.runs import Run
-from td3x.config import CONF_DIR, flatten, register_configs
+from td3x.config import CONF_DIR, SEED_SOURCES, flatten, register_configs
 from td3x.inert_keys import DIR_NAME_INERT, leaf_keys
 
 
@@ -44,7 +44,10 @@ def test_the_report_tells_rows_apart_by_the_learning_keys_only() -> None:
     config["choices"] = {"env": "hopper", "agent": "td3", "noise": "gaussian", "ablation": "none"}
     everything = set(flatten(config))
     schedule = {"run.total_steps", "run.eval_every", "run.eval_episodes", "run.eval_seed"}
-    learning = {key for key in everything if key.startswith(("agent.", "noise.", "env."))} - {"env.id"} | schedule
+    sources = {f"seeds.{name}" for name in SEED_SOURCES}  # a pinned source changes what is learned
+    learning = (
+        {key for key in everything if key.startswith(("agent.", "noise.", "env."))} - {"env.id"} | schedule | sources
+    )
     assert set(result_keys(a_run(config))) == learning
     assert everything - learning == {
         "seed",
@@ -57,6 +60,8 @@ def test_the_report_tells_rows_apart_by_the_learning_keys_only() -> None:
         "run.device",
         "run.num_threads",
         "run.num_seeds",
+        "run.numerics",
         "run.compile",
+        "seeds.evaluation_sets",
         *(key for key in everything if key.startswith(("logging.", "choices."))),
     }

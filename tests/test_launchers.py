@@ -1,5 +1,7 @@
-"""Hydra launchers running real td3x sweeps: joblib (local processes), submitit_local, and submitit_slurm on a real
-single-node SLURM cluster started by ``scripts/slurm_local.sh``, with a job preempted (USR2), requeued and resumed.
+"""Hydra launchers running real td3x sweeps: joblib (local processes), submitit_local, submitit_slurm on a real
+single-node SLURM cluster started by ``scripts/slurm_local.sh``, with a job preempted (USR2), requeued and resumed,
+and Ray, on a local Ray the launcher starts and on a Ray cluster on 127.0.0.1 that a sweep joins, with a job's worker
+killed and the sweep relaunched.
 
 Every job must learn exactly what the same seed learns when run alone: launchers choose where and when a job runs,
 never its numbers. The SLURM test skips only where the cluster cannot be hosted (not root, no apt-get).
@@ -10,15 +12,31 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import submitit
 import torch
-from helpers.sweeps import TINY, _last_eval_step, _wait_for, _weights, learned, slurm_cluster, summary
+from helpers.sweeps import (
+    RAY_ENVIRONMENT,
+    TINY,
+    RayCluster,
+    _last_eval_step,
+    _wait_for,
+    _weights,
+    learned,
+    processes_with_open_files_in,
+    ray_cluster,
+    slurm_cluster,
+    summary,
+    without_wandb_settings,
+)
 from helpers.wandb_records import find_run_files, read_run
 from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
@@ -28,18 +46,21 @@ from td3x.config import CONF_DIR, TrainConfig
 from td3x.sweep import list_jobs
 from td3x.training import run
 
-__all__ = ["slurm_cluster"]  # a fixture, imported so that this module's tests can use it
+__all__ = ["ray_cluster", "slurm_cluster"]  # fixtures, imported so that this module's tests can use them
 
 
-def sweep(*overrides: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``td3x-train -m ...`` as a subprocess; W&B writes offline files (the test machine's WANDB_* are dropped)."""
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+def sweep(
+    *overrides: str, timeout: float = 600, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``td3x-train -m ...`` as a subprocess; W&B writes offline files (the test machine's WANDB_* are dropped),
+    with ``environment``'s variables added."""
+    inherited = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
     return subprocess.run(
         [sys.executable, "-m", "td3x.entrypoint", "-m", *overrides],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=environment,
+        env={**inherited, **(environment or {})},
     )
 
 
@@ -256,3 +277,91 @@ def test_a_preempted_slurm_job_requeues_resumes_and_ends_as_if_never_interrupted
         assert all(torch.equal(ours[name], reference[name]) for name in reference), f"seed {seed}: final weights differ"
     segments = sorted(job_dir(sweep_dir, 0).glob("wandb/offline-run-*"))
     assert len(segments) == 2 and len({path.name.rsplit("-", 1)[1] for path in segments}) == 1  # one W&B run, resumed
+
+
+# ---------------------------------------------------------------------- Ray
+RAY_LEAN = ("+hydra.launcher.ray.init.include_dashboard=false", "+hydra.launcher.ray.init.num_cpus=2")
+
+
+@pytest.mark.slow
+def test_ray_jobs_on_a_local_ray_learn_what_each_seed_learns_alone_even_in_a_reused_worker(
+    tmp_path: Path, run_alone: Callable[..., Path]
+) -> None:
+    """hydra/launcher=ray with no address: the launcher starts a local Ray (here on 127.0.0.1, 2 CPUs, no
+    dashboard) for the sweep. 3 jobs on 2 CPUs: Ray reuses a worker process for a second job."""
+    temp_dir = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    try:
+        result = sweep(
+            "hydra/launcher=ray",
+            *RAY_LEAN,
+            "+hydra.launcher.ray.init._node_ip_address=127.0.0.1",
+            f"+hydra.launcher.ray.init._temp_dir={temp_dir}",
+            "seed=0,1,2",
+            *TINY,
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            environment={**RAY_ENVIRONMENT, "WANDB_MODE": "disabled"},
+        )
+    finally:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Ray Launcher is launching 3 jobs" in result.stdout + result.stderr
+    pids = {int(pid) for pid in re.findall(r"\(_run_job pid=(\d+)\)", result.stdout + result.stderr)}
+    assert 1 <= len(pids) < 3, "3 jobs on 2 CPUs: one worker must have run two of them"
+    for seed in range(3):
+        path = job_dir(tmp_path / "sweep", seed)
+        assert summary(path)["status"] == "complete"
+        assert json.loads((path / "provenance.json").read_text())["torch_threads"] == 1
+        assert learned(path) == learned(run_alone(seed, *TINY)), f"seed {seed} differs from the same seed run alone"
+
+
+@pytest.mark.slow
+def test_a_ray_job_whose_worker_is_killed_resumes_when_the_sweep_is_relaunched(
+    tmp_path: Path, ray_cluster: RayCluster, run_alone: Callable[..., Path]
+) -> None:
+    """A sweep joins the running cluster at its address with one job of two stacked seeds (as the paper's
+    sweeps run); its worker is killed (kill -9) past its checkpoint at step 400. With max_retries=0 Ray does not
+    retry it and the launch fails; td3x-sweep rerun relaunches the sweep on the cluster, and the job resumes from
+    its checkpoint, ending as if never killed."""
+    sweep_dir = tmp_path / "sweep"
+    learning = (*TINY[1:], "run.total_steps=1200", "run.num_seeds=2")
+    overrides = (
+        "hydra/launcher=ray",
+        f"hydra.launcher.ray.init.address={ray_cluster.address}",
+        "+hydra.launcher.ray.init.object_store_memory=null",  # the launcher's 75 MB default: refused by a cluster
+        "+hydra.launcher.ray.remote.max_calls=1",  # a fresh worker per job
+        "+hydra.launcher.ray.remote.max_retries=0",  # else Ray reruns the killed job by itself
+        "seed=0",
+        "run.checkpoint_every=400",
+        *learning,
+        f"hydra.sweep.dir={sweep_dir}",
+    )
+    environment = {**without_wandb_settings(), **RAY_ENVIRONMENT}
+    with (tmp_path / "launcher.log").open("w") as log:
+        command = [sys.executable, "-m", "td3x.entrypoint", "-m", *overrides]
+        launcher = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment)
+    try:
+        job = _wait_for(lambda: next(iter((sweep_dir / "pendulum/none").glob("*seed=0")), None), 180, "the job dir")
+        step_at_kill = _wait_for(lambda: (s := _last_eval_step(job / "seed_1")) >= 600 and s, 180, "step 600")
+        (worker,) = processes_with_open_files_in(job, ray_cluster.session)
+        os.kill(worker, signal.SIGKILL)
+        assert step_at_kill < 1200, "the job finished before it could be killed"
+        assert launcher.wait(timeout=180) != 0  # Ray reports the dead worker; Hydra ends the launch
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert "WorkerCrashedError" in (tmp_path / "launcher.log").read_text()
+    assert summary(job / "seed_0")["status"] == "running"
+    rerun = subprocess.run(
+        [sys.executable, "-m", "td3x.sweep", "rerun", str(sweep_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
+    assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
+    resumed = re.search(r"from its checkpoint at env step (\d+)", rerun.stdout + rerun.stderr)
+    assert resumed and 400 <= int(resumed.group(1)) <= step_at_kill, rerun.stdout[-3000:]
+    alone = run_alone(0, *learning)
+    for seed_dir in ("seed_0", "seed_1"):
+        assert summary(job / seed_dir)["status"] == "complete"
+        assert learned(job / seed_dir) == learned(alone / seed_dir), f"{seed_dir} differs from the job run alone"

@@ -49,6 +49,7 @@ FLOORS = {
     "td3x.loggers": LIBRARY,
     "td3x.progress": LIBRARY,
     "td3x.provenance": LIBRARY,
+    "td3x.numerics": LIBRARY,  # run.numerics: the fp32 kernels' settings, applied before torch computes
     "td3x.video": LIBRARY,
     "td3x.export": LIBRARY,
     "td3x.seed_run": LIBRARY,
@@ -56,6 +57,7 @@ FLOORS = {
     "td3x.resume_plan": LIBRARY,
     "td3x.training": LIBRARY,
     "td3x.evaluation": LIBRARY,
+    "td3x.launches": LIBRARY,  # each launch of a sweep, recorded in its sweep dir (a Hydra callback)
     "td3x.overrides": LIBRARY,  # checking and applying overrides: td3x-train, td3x-sweep and td3x.compose
     "td3x.cli": LIBRARY,  # --version and help formatting of every command
     "td3x.cli_run": LIBRARY,  # training from a command line: td3x-train and td3x-resume
@@ -71,8 +73,14 @@ FLOORS = {
     "td3x.analysis.report": LIBRARY,
     "td3x.analysis.runs": LIBRARY,
     "td3x.analysis.seeds": LIBRARY,
+    "td3x.analysis.seed_study": LIBRARY,  # a seed study by source of randomness
     "td3x.analysis.tables": LIBRARY,
     "td3x.analysis.wandb_export": LIBRARY,
+    "td3x.tuning": LIBRARY,  # td3x-tune's study: search spaces, the loop on Optuna, scores, the summary
+    "td3x.tuning.scores": LIBRARY,
+    "td3x.tuning.space": LIBRARY,
+    "td3x.tuning.study": LIBRARY,
+    "td3x.tuning.summary": LIBRARY,
     # the commands and the Python API
     "td3x.entrypoint": COMMANDS,  # td3x-train
     "td3x.resume": COMMANDS,  # td3x-resume

@@ -29,7 +29,7 @@ SEEDS, FIVE_SEEDS = [0, 1, 2], [0, 1, 2, 3, 4]
 EXPERIMENTS = {
     **{("reference_td3", env, "TD3"): ("td3_paper", SEEDS) for env in ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5")},
     ("reference_td3", "Ant-v5", "TD3"): ("td3_paper", SEEDS),
-    **{("reference_bias", env, "AHE"): ("td3_paper", SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
+    **{("reference_bias", env, "AHE"): ("td3_paper", FIVE_SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
     **{("reference_bias", env, "AHE + CDQ"): ("td3_paper", FIVE_SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
     ("reference_td3_2018", "HalfCheetah-v5", "TD3"): ("td3_2018", SEEDS),
 }

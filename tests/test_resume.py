@@ -274,13 +274,15 @@ def test_td3x_resume_of_a_sigkilled_sweep_job_equals_the_job_uninterrupted(tmp_p
     def sweep_command(sweep_dir: Path) -> list[str]:
         return [str(BIN / "td3x-train"), *SWEEP, *TINY[:3], f"hydra.sweep.dir={sweep_dir}"]
 
-    straight = subprocess.run(sweep_command(tmp_path / "straight"), env=no_wandb(), capture_output=True, timeout=600)
+    # the two sweep dirs share their name, the W&B group a sweep gets by default (config.yaml records it)
+    straight_dir, killed_dir = tmp_path / "straight" / "sweep", tmp_path / "killed" / "sweep"
+    straight = subprocess.run(sweep_command(straight_dir), env=no_wandb(), capture_output=True, timeout=600)
     assert straight.returncode == 0, straight.stderr
-    (job,) = (tmp_path / "straight").glob("pendulum/none/*")
+    (job,) = straight_dir.glob("pendulum/none/*")
     assert "=" in job.name and "," in job.name  # the name a shell would need quoted as a Hydra override
 
-    process = subprocess.Popen(sweep_command(tmp_path / "killed"), env=no_wandb(), stderr=subprocess.DEVNULL)
-    killed_job = tmp_path / "killed" / "pendulum" / "none" / job.name
+    process = subprocess.Popen(sweep_command(killed_dir), env=no_wandb(), stderr=subprocess.DEVNULL)
+    killed_job = killed_dir / "pendulum" / "none" / job.name
     deadline = time.monotonic() + 300
     while not (killed_job / "checkpoint.pt").exists():
         assert process.poll() is None and time.monotonic() < deadline, "the job ended before its first checkpoint"

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -25,10 +26,21 @@ import pytest
 import yaml
 from helpers.run_files import assert_same_run, signal_at, without_timing
 from helpers.scripts import exit_code
-from helpers.sweeps import TINY, _last_eval_step, _wait_for, _weights, learned, slurm_cluster, summary, td3x
+from helpers.sweeps import (
+    TINY,
+    _last_eval_step,
+    _wait_for,
+    _weights,
+    learned,
+    slurm_cluster,
+    summary,
+    td3x,
+    without_wandb_settings,
+)
 
 from td3x.analysis.runs import find_runs
 from td3x.config import CONF_DIR, TrainConfig
+from td3x.launches import sweep_dir_override
 from td3x.run_dir import seed_run_dirs
 from td3x.sweep import Job, launcher_resources, list_jobs, main
 from td3x.sweep import main as sweep_main
@@ -88,10 +100,77 @@ def test_recheck_finds_identical_runs_and_a_tampered_one(sweep: Path) -> None:
 @pytest.mark.slow
 def test_not_a_sweep_dir_is_one_line(tmp_path: Path) -> None:
     result = td3x("td3x.sweep", "status", str(tmp_path))
-    assert (
-        result.returncode == 2
-        and result.stderr.strip() == f"td3x-sweep: {tmp_path} is not a sweep dir: it has no multirun.yaml"
+    assert result.returncode == 2 and result.stderr.strip() == (
+        f"td3x-sweep: {tmp_path} holds no run: not a sweep dir (no multirun.yaml), a run dir or a folder of runs"
     )
+    result = td3x("td3x.sweep", "rerun", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"td3x-sweep: {tmp_path} is not a sweep dir: it has no multirun.yaml"
+
+
+# ---------------------------------------------------------------------- bookkeeping: the dir given, every launch
+@pytest.mark.slow
+def test_status_and_rerun_work_on_the_dir_given_counting_every_launch_into_it(tmp_path: Path) -> None:
+    """No hydra.sweep.dir given: the sweep lands in outputs/multirun/<time>, which status and rerun must use
+    (not a new <time>): all complete right after, and rerun trains nothing more, in place. Then a second launch
+    into that dir (as two env options of one experiment would be): Hydra's multirun.yaml holds only the last,
+    status counts both launches' jobs, and a job that never started as not started."""
+    assert td3x("td3x.entrypoint", *SWEEP, cwd=tmp_path).returncode == 0
+    (sweep_dir,) = (tmp_path / "outputs/multirun").iterdir()
+    status = td3x("td3x.sweep", "status", str(sweep_dir))
+    assert status.returncode == 0 and "2 complete, 0 running, 0 stale, 0 failed, 0 not started" in status.stdout
+    before = {path: td3x_files(path) for path in sweep_dir.glob("pendulum/none/*")}
+    time.sleep(1)  # the ${now:...} default would name another dir if rerun recomputed it
+    rerun = td3x("td3x.sweep", "rerun", str(sweep_dir), cwd=tmp_path)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert (rerun.stdout + rerun.stderr).count("already holds a complete run of 900 steps: nothing to do") == 2
+    assert list((tmp_path / "outputs/multirun").iterdir()) == [sweep_dir]
+    assert {path: td3x_files(path) for path in sweep_dir.glob("pendulum/none/*")} == before
+
+    overrides = [o for o in SWEEP if not o.startswith("seed=")]
+    assert td3x("td3x.entrypoint", *overrides, "seed=2", f"hydra.sweep.dir={sweep_dir}").returncode == 0
+    assert len(list((sweep_dir / "launches").iterdir())) == 2  # the relaunch added none
+    status = td3x("td3x.sweep", "status", str(sweep_dir))
+    assert status.returncode == 0 and "3 complete, 0 running, 0 stale, 0 failed, 0 not started" in status.stdout
+    (first,) = sweep_dir.glob("pendulum/none/*seed=0")
+    shutil.rmtree(first)  # the first launch's job, as if it had never started
+    status = td3x("td3x.sweep", "status", str(sweep_dir))
+    assert status.returncode == 1 and "2 complete, 0 running, 0 stale, 0 failed, 1 not started" in status.stdout
+    # the folder above the job dirs is no sweep dir: its runs, as td3x-report finds them
+    status = td3x("td3x.sweep", "status", str(sweep_dir / "pendulum"))
+    assert status.returncode == 0 and "2 complete, 0 running" in status.stdout and "1800/1800" in status.stdout
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_rerun_stops_at_a_checkpoint_without_a_traceback_and_rerun_resumes(tmp_path: Path) -> None:
+    sweep_dir = tmp_path / "sweep"
+    longer = (*[o for o in SWEEP if not o.startswith(("seed=", "run.total_steps="))], "run.total_steps=1500")
+    launched = td3x("td3x.entrypoint", *longer, "seed=0", f"hydra.sweep.dir={sweep_dir}")
+    assert launched.returncode == 0
+    (job,) = sweep_dir.glob("pendulum/none/*total_steps=1500*")
+    straight = without_timing(job / "eval.csv")
+    shutil.rmtree(job)
+    with (tmp_path / "rerun.log").open("w") as log:  # a session of its own: Ctrl-C reaches it and its launch
+        rerun = subprocess.Popen(
+            [sys.executable, "-m", "td3x.sweep", "rerun", str(sweep_dir)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=without_wandb_settings(),
+            start_new_session=True,
+        )
+    try:
+        _wait_for(lambda: _last_eval_step(job) >= 400, 120, "the rerun job at step 400")
+        os.killpg(rerun.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+        assert rerun.wait(timeout=120) == 1
+    finally:
+        if rerun.poll() is None:
+            os.killpg(rerun.pid, signal.SIGKILL)
+    output = (tmp_path / "rerun.log").read_text()
+    assert "Traceback" not in output, output[-3000:]
+    assert f"training stopped: interrupted; resume with: td3x-sweep rerun {sweep_dir}" in output.splitlines()
+    assert summary(job)["status"] == "running" and summary(job)["steps"] < 1500
+    assert td3x("td3x.sweep", "rerun", str(sweep_dir)).returncode == 0
+    assert summary(job)["status"] == "complete" and without_timing(job / "eval.csv") == straight
 
 
 @pytest.mark.slow
@@ -150,6 +229,13 @@ def test_list_exits_2_naming_a_refused_job(capsys: pytest.CaptureFixture[str]) -
     assert code == 2 and last.startswith("2 jobs") and last.endswith(", 1 with config errors")
     assert out.count("config error: agent.tau=2.0 is not allowed: must be in (0, 1]") == 1
     assert sweep_cli(capsys, "list", "agent.tau=0.01")[0] == 0
+
+
+def test_a_sweep_dir_is_given_back_to_hydra_whole_even_with_a_comma_or_quote_in_its_path(tmp_path: Path) -> None:
+    """status and rerun pass the sweep dir to Hydra as an override: a comma unquoted would make it a sweep."""
+    odd = tmp_path / "a,b'c"
+    (job,) = list_jobs(["seed=3", sweep_dir_override(odd)])
+    assert job.run_dir == odd / "pendulum/none/seed=3"
 
 
 STATUS_RUN = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=1", "env.random_steps=300")

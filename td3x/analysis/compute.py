@@ -19,7 +19,7 @@ from td3x.analysis.runs import Run
 from td3x.run_dir import process_dir
 
 UNKNOWN = "?"
-MIXED = "MIXED:"  # a cell whose runs ran on different CPU capabilities
+MIXED = "MIXED:"  # a cell whose runs ran on different CPU capabilities or run.numerics modes
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,22 @@ def provenance_text(runs: tuple[Run, ...]) -> tuple[str, str]:
     return ", ".join(sorted(cpus)), ", ".join(sorted(commits))
 
 
+def kernels(run: Run) -> str | None:
+    """The fp32 kernels a run recorded: ``portable`` (``run.numerics``: meant to give the same bits on any x86-64
+    CPU), else the CPU capability torch ran (``AVX512``, ``AVX2``, ...); None when its provenance has neither."""
+    provenance = run.provenance or {}
+    if (provenance.get("numerics") or {}).get("mode") == "portable":
+        return "portable"
+    capability = provenance.get("cpu_capability")
+    return str(capability) if capability else None
+
+
 def capability_text(runs: tuple[Run, ...]) -> str:
-    """The CPU capabilities (the fp32 kernels torch ran: ``AVX512``, ``AVX2``, ...) the runs recorded; ``MIXED``
-    marks a cell whose runs came from different ones (their numbers are not bit-comparable); ``not recorded`` for
-    runs of a td3x that did not record it."""
-    recorded = {str(capability) for run in runs if (capability := (run.provenance or {}).get("cpu_capability"))}
-    unrecorded = any(not (run.provenance or {}).get("cpu_capability") for run in runs)
+    """The fp32 kernels the runs recorded (:func:`kernels`); ``MIXED`` marks a cell whose runs came from different
+    capabilities or numerics modes (their numbers are not bit-comparable); ``not recorded`` for runs of a td3x that
+    did not record it."""
+    recorded = {found for run in runs if (found := kernels(run))}
+    unrecorded = any(kernels(run) is None for run in runs)
     text = ", ".join([*sorted(recorded), *(["not recorded"] if unrecorded else [])])
     return f"{MIXED} {text}" if len(recorded) > 1 else text
 

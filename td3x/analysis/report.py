@@ -17,6 +17,14 @@ from td3x.analysis.fidelity import ALPHA, PRIMARY, STATISTICS, Fidelity, authors
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Band, last10_scores
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, paper_env
 from td3x.analysis.runs import Run, find_runs
+from td3x.analysis.seed_study import (
+    SourceStudy,
+    plot_study,
+    samples_frame,
+    sources_section,
+    spread_frame,
+    study_sources,
+)
 from td3x.analysis.seeds import MIN_SEEDS, SeedStudy, study_seeds
 
 PLOTS_DIR = "plots"
@@ -55,6 +63,7 @@ class Report:
     studies: list[SeedStudy]
     fidelity: list[Fidelity]
     settings: Settings
+    source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_study.py)
 
 
 @dataclass
@@ -101,7 +110,16 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     ]
     aggregates = aggregate_rows(grid, scores, normalisers, settings.reps, settings.seed)
     return Report(
-        list(paths), runs, grid, stats, normalisers, aggregates, studies, fidelities(stats.values()), settings
+        list(paths),
+        runs,
+        grid,
+        stats,
+        normalisers,
+        aggregates,
+        studies,
+        fidelities(stats.values()),
+        settings,
+        study_sources(runs),
     )
 
 
@@ -160,6 +178,9 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         frames["seed_study_welch"] = tables.welch_csv_frame(report.studies)
     if report.fidelity:
         frames["fidelity"] = tables.fidelity_frame(report.fidelity)
+    if report.source_studies:
+        frames["seed_sources"] = spread_frame(report.source_studies)
+        frames["seed_sources_runs"] = samples_frame(report.source_studies)
     if not (compute := compute_frame(grid)).empty:
         frames["compute"] = compute
     return frames
@@ -257,6 +278,8 @@ def write_plots(report: Report, plots_dir: Path, plotly_js: str = "directory") -
         _bias_plots(report, env_id, figures)
         _seed_plots(report, env_id, figures)
     figures.files += _aggregate_plots(report, plots_dir)
+    for study in report.source_studies:
+        figures.files += plot_study(study, plots_dir)
     return figures
 
 
@@ -402,6 +425,7 @@ def render_markdown(
         section = [f"## {title.format(at_step=at_step)}", text, tables.markdown(frame), *_mark_notes(frame)]
         parts.append("\n\n".join(piece for piece in section if piece))
     parts += [_fidelity_section(report, frames), _aggregates_section(report, frames), _seed_section(frames)]
+    parts.append(sources_section(report.source_studies))
     parts.append(_compute_section(frames))
     parts.append(_not_averaged_section(frames))
     plots = [path for path in files if path.suffix == ".png"]

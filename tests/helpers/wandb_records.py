@@ -30,7 +30,7 @@ from typing import Any
 from google.protobuf.json_format import MessageToDict
 from wandb.proto import wandb_internal_pb2
 
-__all__ = ["WandbRun", "find_run_files", "read_records", "read_run"]
+__all__ = ["WandbRun", "find_run_files", "read_records", "read_run", "read_segments"]
 
 _IDENT = b":W&B"
 _MAGIC = 0xBEE1
@@ -237,3 +237,10 @@ def read_run(path: Path) -> WandbRun:
         if folder is not None:
             folder(run, getattr(record, kind))
     return run
+
+
+def read_segments(run_dir: Path) -> list[WandbRun]:
+    """Each offline segment of the W&B runs in ``run_dir/wandb`` (a resumed run writes one per process), in the
+    order they started (their dirs are named ``offline-run-<YYYYmmdd_HHMMSS>-<id>``)."""
+    files = sorted(find_run_files(run_dir), key=lambda path: path.parent.name.removeprefix("offline-run-"))
+    return [read_run(path) for path in files]

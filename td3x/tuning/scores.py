@@ -1,0 +1,46 @@
+"""How a study scores one seed of a trial, from the evaluations in its ``eval.csv``.
+
+The metrics are those td3x logs (``summary.json``'s ``final_return`` and ``last10_return``) and the mean return
+over all the evaluations, the default: an area under the learning curve, which rewards learning early and late.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from td3x.run_dir import EVAL_FILE
+
+METRICS: dict[str, Callable[[Sequence[float]], float]] = {
+    "mean_return": lambda returns: float(np.mean(returns)),  # the mean over every evaluation, step 0 included
+    "final_return": lambda returns: float(returns[-1]),  # the last evaluation's
+    "last10_return": lambda returns: float(np.mean(returns[-10:])),  # the paper's: the last ten evaluations'
+}
+
+
+def eval_returns(seed_dir: Path, until_step: int | None) -> list[float]:
+    """Each evaluation's mean return (``return_mean``) up to env step ``until_step`` (None: all), in order."""
+    with (seed_dir / EVAL_FILE).open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    return [float(row["return_mean"]) for row in rows if until_step is None or int(row["step"]) <= until_step]
+
+
+def score_until(seed_dir: Path, metric: str, until_step: int | None) -> float:
+    """A seed's ``metric`` over its evaluations up to ``until_step`` (None: all); NaN before the first."""
+    returns = eval_returns(seed_dir, until_step)
+    return METRICS[metric](returns) if returns else math.nan
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """The mean of per-seed scores and its Student-t interval (seeds are independent draws); NaN ends for one."""
+    array = np.asarray(values, dtype=float)
+    mean = float(array.mean())
+    if len(array) < 2:
+        return mean, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(array) - 1) * array.std(ddof=1) / math.sqrt(len(array)))
+    return mean, mean - half, mean + half

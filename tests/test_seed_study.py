@@ -1,0 +1,113 @@
+"""The seed study end to end: ``+experiment=seed_study`` as a real Hydra multirun of short Pendulum runs (N = 3), then
+``td3x-report`` on its folder: the section, its csv files and plots, and a determinism control with zero spread.
+And the statistics' small hand-checkable cases."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from helpers.sweeps import td3x
+from scipy import stats
+
+from td3x.analysis.cli import main as report_main
+from td3x.analysis.seed_study import CONDITIONS, ratio_interval, sd_interval
+from td3x.run_dir import is_timing_column
+
+N = 3
+STUDY = (
+    "+experiment=seed_study",
+    "env=pendulum",
+    f"seeds.evaluation_sets={N}",
+    "run.total_steps=400",
+    "run.eval_every=200",
+    "run.eval_episodes=2",
+    "env.random_steps=200",
+    "agent.hidden_sizes=[16,16]",
+    "agent.batch_size=32",
+)
+
+
+def test_the_sd_interval_is_the_chi_square_one() -> None:
+    low, high = sd_interval(2.0, 5)  # 4 degrees of freedom: χ²(0.975) = 11.143, χ²(0.025) = 0.4844
+    assert low == pytest.approx(2.0 * math.sqrt(4 / 11.1433), rel=1e-4)
+    assert high == pytest.approx(2.0 * math.sqrt(4 / 0.48442), rel=1e-4)
+    assert all(math.isnan(x) for x in sd_interval(1.0, 1))
+
+
+def test_the_ratio_interval_is_the_f_one_and_contains_the_ratio() -> None:
+    low, high = ratio_interval(1.0, 5, 5)  # F(4, 4): 0.975 point 9.6045
+    assert low == pytest.approx(1 / math.sqrt(9.6045), rel=1e-4) and high == pytest.approx(math.sqrt(9.6045), rel=1e-4)
+    assert stats.f.ppf(0.975, 4, 4) == pytest.approx(9.6045, rel=1e-4)
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open() as file:
+        return list(csv.DictReader(file))
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sweep = tmp_path_factory.mktemp("study") / "seed_study"
+    result = td3x("td3x.entrypoint", *STUDY, f"hydra.sweep.dir={sweep}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return sweep
+
+
+@pytest.mark.slow
+def test_the_study_trains_each_condition_with_only_its_source_varying(study: Path) -> None:
+    jobs = sorted(path.name for path in (study / "pendulum" / "none").iterdir() if path.is_dir())
+    assert len(jobs) == 10 and len(set(jobs)) == 10  # every condition and both repeats: a dir each
+    replay_job = study / "pendulum" / "none" / next(job for job in jobs if "seed_study=replay," in job)
+    configs = [yaml.safe_load((replay_job / f"seed_{k}" / "config.yaml").read_text()) for k in range(N)]
+    effective = [config["effective_seeds"] for config in configs]
+    assert [seeds["replay"] for seeds in effective] == [0, 1, 2]  # the varying source moves with the seed
+    assert {seeds["weights"] for seeds in effective} == {0} and {seeds["env"] for seeds in effective} == {0}
+    evaluation_job = study / "pendulum" / "none" / next(job for job in jobs if "seed_study=evaluation," in job)
+    header = rows(evaluation_job / "eval.csv")[0]
+    assert {f"return_mean_set_{j}" for j in range(1, N)} <= set(header)  # one run, N sets of start states
+
+
+@pytest.mark.slow
+def test_td3x_report_writes_the_study_and_the_control_has_zero_spread(study: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert report_main([str(study), "--out", str(out), "--plotly", "none", "--reps", "200"]) == 0
+    spreads = pd.read_csv(out / "seed_sources.csv")
+    assert list(dict.fromkeys(spreads["condition"])) == list(CONDITIONS)
+    assert set(spreads["n"]) == {N, 2}  # N runs a condition, N evaluation sets, two repeats
+    repeat = spreads[spreads["condition"] == "repeat"]
+    assert (repeat["sd"] == 0).all() and (repeat["sd_high"] == 0).all()  # the determinism control
+    all_vary = spreads[spreads["condition"] == "all_vary"]
+    assert (all_vary["sd"] > 0).all() and (all_vary["ratio_to_all_vary"] == 1).all()
+    weights = spreads[(spreads["condition"] == "weights") & (spreads["statistic"] == "final")].iloc[0]
+    assert weights["sd_low"] < weights["sd"] < weights["sd_high"] and 0 <= weights["brown_forsythe_p"] <= 1
+    runs = pd.read_csv(out / "seed_sources_runs.csv")
+    assert len(runs) == 7 * N + N + 2 and runs["outlier"].dtype == bool
+    report = (out / "report.md").read_text()
+    assert "## Sources of seed variance" in report and "Brown-Forsythe" in report and "Measurement" in report
+    for name in ("seed_sources_curves_Pendulum-v1.png", "seed_sources_strip_Pendulum-v1.png"):
+        assert (out / "plots" / name).stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_the_two_repeats_are_bit_identical(study: Path) -> None:
+    repeats = sorted((study / "pendulum" / "none").glob("*seed_study=repeat_*"))
+    assert len(repeats) == 2
+    first, second = (
+        [{k: v for k, v in row.items() if not is_timing_column(k)} for row in rows(r / "eval.csv")] for r in repeats
+    )
+    assert first == second and len(first) == 3
+    assert not np.isnan([float(row["return_mean"]) for row in first]).any()
+
+
+@pytest.mark.slow
+def test_running_the_study_again_finds_every_job_complete(study: Path) -> None:
+    again = td3x("td3x.entrypoint", *STUDY, f"hydra.sweep.dir={study}")
+    assert again.returncode == 0, again.stderr[-3000:]
+    logs = [(job / "train.log").read_text() for job in (study / "pendulum" / "none").iterdir() if job.is_dir()]
+    assert len(logs) == 10 and all("already holds a complete run" in log for log in logs)
