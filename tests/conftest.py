@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -11,6 +12,11 @@ from omegaconf import DictConfig
 from td3x.config import CONF_DIR, TrainConfig, register_configs, to_typed
 
 register_configs()
+
+# Tests send SIGINT (Ctrl-C) to td3x, in this process and in the commands it starts. A shell without job control
+# starts a background job with SIGINT ignored, and Python then installs no KeyboardInterrupt handler, nor do the
+# commands it starts inherit one: give the suite Python's own handling wherever it was started from.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
