@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ from helpers.sweeps import td3x
 from scipy import stats
 
 from td3x.analysis.cli import main as report_main
-from td3x.analysis.seed_study import CONDITIONS, ratio_interval, sd_interval
+from td3x.analysis.runs import find_runs
+from td3x.analysis.seed_study import CONDITIONS, ratio_interval, sd_interval, study_sources
 from td3x.run_dir import is_timing_column
 
 N = 3
@@ -111,3 +113,22 @@ def test_running_the_study_again_finds_every_job_complete(study: Path) -> None:
     assert again.returncode == 0, again.stderr[-3000:]
     logs = [(job / "train.log").read_text() for job in (study / "pendulum" / "none").iterdir() if job.is_dir()]
     assert len(logs) == 10 and all("already holds a complete run" in log for log in logs)
+
+
+@pytest.mark.slow
+def test_two_studies_of_one_env_in_one_folder_stay_apart(study: Path, tmp_path: Path) -> None:
+    # the experiment's sweep dir is literal: a second study of Pendulum with another agent lands in the same folder
+    shutil.copytree(study, tmp_path / "first")
+    shutil.copytree(study, tmp_path / "second")
+    for path in (tmp_path / "second").rglob("config.yaml"):
+        config = yaml.safe_load(path.read_text())
+        if isinstance(config, dict) and "choices" in config:
+            config["choices"]["agent"] = "td3_paper"
+            path.write_text(yaml.safe_dump(config))
+    studies = study_sources(find_runs([tmp_path]))
+    assert sorted(s.label for s in studies) == [
+        "Pendulum-v1 td3 TD3 400 steps",
+        "Pendulum-v1 td3_paper TD3 400 steps",
+    ]
+    for found in studies:  # each study holds only its own runs: N a condition, as in one folder alone
+        assert len(found.samples["weights"]) == N and len(found.samples["repeat"]) == 2

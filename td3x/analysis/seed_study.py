@@ -17,7 +17,9 @@ below the rest"); outliers are marked, not removed. Failed and unfinished runs a
 from __future__ import annotations
 
 import math
+import re
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +84,8 @@ class SourceStudy:
 
     Attributes:
         env_id: the env.
+        label: the study's name in headings and file names: the env id, followed by what sets it apart when the
+            folder holds several studies of that env (another agent, row, or number of steps).
         samples: per condition present, its samples.
         spreads: per (condition, statistic), its spread.
         left_out: the runs not used, each with its reason.
@@ -90,6 +94,7 @@ class SourceStudy:
     """
 
     env_id: str
+    label: str
     samples: dict[str, list[Sample]]
     spreads: dict[tuple[str, str], Spread]
     left_out: list[str]
@@ -105,20 +110,37 @@ def condition(run: Run) -> str | None:
 
 
 def study_sources(runs: list[Run]) -> list[SourceStudy]:
-    """One study per env whose runs hold an all-vary condition and at least one other; none without a study.
+    """One study per env and setting (agent, row, steps: runs of other settings are not each other's controls)
+    whose runs hold an all-vary condition and at least one other; none without a study.
 
     Args:
         runs: every run found.
     """
-    by_env: dict[str, list[Run]] = {}
+    by_setting: dict[tuple[str, ...], list[Run]] = {}
     for run in runs:
         if condition(run) is not None:
-            by_env.setdefault(run.env_id, []).append(run)
-    studies = [_study(env_id, env_runs) for env_id, env_runs in by_env.items()]
+            by_setting.setdefault(_setting(run), []).append(run)
+    per_env = Counter(setting[0] for setting in by_setting)
+    studies = [
+        _study(setting[0], _label(setting, per_env[setting[0]] > 1), setting_runs)
+        for setting, setting_runs in by_setting.items()
+    ]
     return [study for study in studies if ALL_VARY in study.samples and len(study.samples) > 1]
 
 
-def _study(env_id: str, runs: list[Run]) -> SourceStudy:
+def _setting(run: Run) -> tuple[str, ...]:
+    """What runs of one study share: env, agent option, row and training steps."""
+    choices = run.config.get("choices") or {}
+    total_steps = (run.config.get("run") or {}).get("total_steps")
+    return (run.env_id, str(choices.get("agent")), run.paper_row, str(total_steps))
+
+
+def _label(setting: tuple[str, ...], several: bool) -> str:
+    env_id, agent, row, total_steps = setting
+    return f"{env_id} {agent} {row} {total_steps} steps" if several else env_id
+
+
+def _study(env_id: str, label: str, runs: list[Run]) -> SourceStudy:
     samples: dict[str, list[Sample]] = {}
     left_out = [f"{run.path}: {run.problem}" for run in runs if run.problem is not None]
     for run in (run for run in runs if run.problem is None):
@@ -132,7 +154,7 @@ def _study(env_id: str, runs: list[Run]) -> SourceStudy:
         for statistic in STATISTICS
     }
     complete = [run for run in runs if run.problem is None]
-    return SourceStudy(env_id, samples, spreads, left_out, _measurement_sd(complete))
+    return SourceStudy(env_id, label, samples, spreads, left_out, _measurement_sd(complete))
 
 
 def _run_samples(run: Run, every_set: bool) -> list[Sample]:
@@ -228,6 +250,7 @@ def spread_frame(studies: list[SourceStudy]) -> pd.DataFrame:
             rows.append(
                 {
                     "env": study.env_id,
+                    "study": study.label,
                     "condition": name,
                     "statistic": statistic,
                     "n": spread.n,
@@ -248,7 +271,13 @@ def spread_frame(studies: list[SourceStudy]) -> pd.DataFrame:
 def samples_frame(studies: list[SourceStudy]) -> pd.DataFrame:
     """``seed_sources_runs.csv``: every sample's two statistics and its outlier mark."""
     rows = [
-        {"env": study.env_id, "condition": name, "run": sample.label, **{s: sample.value(s) for s in STATISTICS}}
+        {
+            "env": study.env_id,
+            "study": study.label,
+            "condition": name,
+            "run": sample.label,
+            **{s: sample.value(s) for s in STATISTICS},
+        }
         | {"outlier": sample.outlier}
         for study in studies
         for name, samples in study.samples.items()
@@ -284,7 +313,14 @@ def plot_study(study: SourceStudy, directory: Path) -> list[Path]:
         directory: where the PNG files go.
     """
     directory.mkdir(parents=True, exist_ok=True)
-    return [_curves_png(study, directory / f"seed_sources_curves_{study.env_id}.png"), _strip_png(study, directory)]
+    return [
+        _curves_png(study, directory / f"seed_sources_curves_{_file_name(study)}.png"),
+        _strip_png(study, directory),
+    ]
+
+
+def _file_name(study: SourceStudy) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
 
 
 def _curves_png(study: SourceStudy, path: Path) -> Path:
@@ -300,7 +336,7 @@ def _curves_png(study: SourceStudy, path: Path) -> Path:
         ax.set_title(f"{name} ({len(study.samples[name])})", fontsize=9)
     for ax in axes.ravel()[len(names) :]:
         ax.set_visible(False)
-    figure.suptitle(f"{study.env_id}: evaluation return of every run, by what varies (red: outlier)", fontsize=10)
+    figure.suptitle(f"{study.label}: evaluation return of every run, by what varies (red: outlier)", fontsize=10)
     figure.supxlabel("env steps", fontsize=9)
     figure.supylabel("average return", fontsize=9)
     figure.tight_layout()
@@ -310,7 +346,7 @@ def _curves_png(study: SourceStudy, path: Path) -> Path:
 
 
 def _strip_png(study: SourceStudy, directory: Path) -> Path:
-    path = directory / f"seed_sources_strip_{study.env_id}.png"
+    path = directory / f"seed_sources_strip_{_file_name(study)}.png"
     names = list(study.samples)
     figure, axes = plt.subplots(1, len(STATISTICS), figsize=(1.1 * len(names) + 3, 3.6), squeeze=False)
     jitter = np.random.default_rng(0)  # fixed: the same runs draw the same figure
@@ -323,7 +359,7 @@ def _strip_png(study: SourceStudy, directory: Path) -> Path:
                 ax.scatter(i + jitter.uniform(-0.12, 0.12), value, color=color, marker=marker, s=16, zorder=3)
         ax.set_xticks(range(1, len(names) + 1), names, rotation=45, ha="right", fontsize=8)
         ax.set_title(title, fontsize=9)
-    figure.suptitle(f"{study.env_id}: each run's return, by what varies (red x: outlier)", fontsize=10)
+    figure.suptitle(f"{study.label}: each run's return, by what varies (red x: outlier)", fontsize=10)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -354,7 +390,7 @@ def sources_section(studies: list[SourceStudy]) -> str:
         "the spreads in `seed_sources.csv`.",
     ]
     for study in studies:
-        parts += [f"**{study.env_id}**", tables.markdown(display_frame(study)), _reading(study)]
+        parts += [f"**{study.label}**", tables.markdown(display_frame(study)), _reading(study)]
         if study.left_out:
             parts.append("Left out (failed or unfinished): " + "; ".join(study.left_out) + ".")
     return "\n\n".join(parts)
