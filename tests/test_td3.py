@@ -552,7 +552,6 @@ def test_acting_on_a_gpu_computes_what_the_cpu_computes() -> None:
     assert metrics["critic_loss"].device.type == "cuda" and torch.isfinite(metrics["critic_loss"]).all()
 
 
-
 # ---------------------------------------------------------------------- noise units (agent=td3_paper)
 def tiny_agent(**values: object) -> TD3:
     config = AgentConfig(hidden_sizes=[8], **values)  # type: ignore[arg-type]

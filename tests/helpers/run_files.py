@@ -32,8 +32,10 @@ def without_timing(path: Path) -> list[dict[str, Any]]:
 def same_state(first: Any, second: Any) -> bool:
     """Whether two nested states (dicts, lists, tensors, arrays, numbers) are equal bit for bit."""
     if isinstance(first, dict):
-        return isinstance(second, dict) and first.keys() == second.keys() and all(
-            same_state(first[key], second[key]) for key in first
+        return (
+            isinstance(second, dict)
+            and first.keys() == second.keys()
+            and all(same_state(first[key], second[key]) for key in first)
         )
     if isinstance(first, list | tuple):
         return len(first) == len(second) and all(same_state(a, b) for a, b in zip(first, second, strict=True))
@@ -51,9 +53,7 @@ def assert_same_run(first: Path, second: Path) -> None:
     assert without_timing(first / "metrics.jsonl") == without_timing(second / "metrics.jsonl")
     parts = [checkpoint.load(run_dir / CHECKPOINT_FILE) for run_dir in (first, second)]
     assert same_state(parts[0]["agent"], parts[1]["agent"])
-    assert same_state(
-        [seed["noise"] for seed in parts[0]["seeds"]], [seed["noise"] for seed in parts[1]["seeds"]]
-    )
+    assert same_state([seed["noise"] for seed in parts[0]["seeds"]], [seed["noise"] for seed in parts[1]["seeds"]])
 
 
 def signal_at(monkeypatch: pytest.MonkeyPatch, step: int, times: int = 1) -> None:
