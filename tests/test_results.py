@@ -24,12 +24,13 @@ REPORT_COMMAND = ["docs/results/runs", "--out", "docs/results/report", "--plotly
 RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
 STEPS = 100_000
 SEEDS, FIVE_SEEDS = [0, 1, 2], [0, 1, 2, 3, 4]
+TABLE2_ENVS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5")
 # (logging.group, env, Table 2 row) -> the agent preset and seeds the experiment of that name trains (conf/experiment/;
 # AHE + CDQ with `ablation=ahe_twin run.num_seeds=5` on the command line)
+SB3 = "sb3_reference"  # scripts/sb3_reference.py's runs: no experiment, no W&B group
 EXPERIMENTS = {
-    **{("reference_td3", env, "TD3"): ("td3_paper", SEEDS) for env in ("HalfCheetah-v5", "Walker2d-v5")},
-    ("reference_td3", "Hopper-v5", "TD3"): ("td3_paper", FIVE_SEEDS),
-    ("reference_td3", "Ant-v5", "TD3"): ("td3_paper", SEEDS),
+    **{("reference_td3", env, "TD3"): ("td3_paper", FIVE_SEEDS) for env in TABLE2_ENVS},
+    **{(SB3, env, "SB3 TD3"): ("td3_paper", SEEDS) for env in ("Ant-v5",)},
     **{("reference_bias", env, "AHE"): ("td3_paper", FIVE_SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
     **{("reference_bias", env, "AHE + CDQ"): ("td3_paper", FIVE_SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
     ("reference_td3_2018", "HalfCheetah-v5", "TD3"): ("td3_2018", SEEDS),
@@ -41,6 +42,15 @@ def committed_runs() -> dict[Path, dict[str, object]]:
     return {path.parent: yaml.safe_load(path.read_text()) for path in sorted(RUNS.rglob("config.yaml"))}
 
 
+def experiment_of(config: dict[str, object]) -> str:
+    """The experiment that trained a run (its W&B group is the experiment's name), or SB3 for the peer runs."""
+    choices = config["choices"]
+    if choices.get("learner") == "sb3":  # type: ignore[attr-defined]
+        return SB3
+    assert config["logging"]["group"] == choices["experiment"]  # type: ignore[index]
+    return str(choices["experiment"])  # type: ignore[index]
+
+
 def test_every_reference_experiment_is_committed_complete_with_its_files_only() -> None:
     runs = committed_runs()
     found: dict[tuple[str, str, str], list[int]] = {}
@@ -49,9 +59,8 @@ def test_every_reference_experiment_is_committed_complete_with_its_files_only() 
         summary = json.loads((path / "summary.json").read_text())
         assert (summary["status"], summary["steps"]) == ("complete", STEPS), path
         assert pd.read_csv(path / "eval.csv")["step"].iloc[-1] == STEPS
-        key = (config["logging"]["group"], config["env"]["id"], config["paper_row"])  # type: ignore[index]
+        key = (experiment_of(config), config["env"]["id"], config["paper_row"])  # type: ignore[index]
         assert config["choices"]["agent"] == EXPERIMENTS[key][0], path  # type: ignore[index]
-        assert config["choices"]["experiment"] == key[0]  # type: ignore[index]
         found.setdefault(key, []).append(int(config["seed"]))  # type: ignore[call-overload]
     expected = {key: seeds for key, (_, seeds) in EXPERIMENTS.items()}
     assert {key: sorted(seeds) for key, seeds in found.items()} == expected
@@ -88,7 +97,7 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
     """The fidelity test's primary table is on the page whole: every row and env, whatever its outcome."""
     page = PAGE.read_text().splitlines()
     fidelity = pd.read_csv(REPORT / "fidelity.csv")
-    assert len(fidelity) == 9 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
+    assert len(fidelity) == 10 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
     for row, env, outcome in fidelity[["row", "env", "outcome"]].itertuples(index=False):
         lines = [line for line in page if line.startswith(f"| {row} | {env} | ") and line.endswith(f" | {outcome} |")]
         assert len(lines) == 1, (row, env)
