@@ -12,7 +12,17 @@ from helpers.report_runs import write_run
 from scipy import stats
 
 from td3x.analysis import Settings, build_report
-from td3x.analysis.fidelity import Comparison, Welch, compare, held_out_p, holm, per_seed_statistics, welch
+from td3x.analysis.fidelity import (
+    PEER_ROW,
+    Comparison,
+    Welch,
+    compare,
+    held_out_p,
+    holm,
+    peer_comparisons,
+    per_seed_statistics,
+    welch,
+)
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
 
 # ---------------------------------------------------------------------------------------------------- the fidelity test
@@ -120,6 +130,26 @@ def test_the_report_rejects_the_halved_curves_and_not_the_authors_own(tmp_path: 
     assert results["AHE"].run_mean.holm_p == results["AHE"].run_mean.test.p  # one env: Holm changes nothing
 
 
+def test_the_peer_comparison_rejects_the_halved_curves_and_not_other_seeds_of_the_same(tmp_path: Path) -> None:
+    """The authors' Hopper seeds 0-2 as the TD3 row and 0-2 halved as AHE, against seeds 3-5 as the peer (SB3 TD3):
+    the peer test keeps TD3 (other draws of the same runs) and rejects AHE."""
+    curves = authors_curves("Hopper-v5")
+    assert curves is not None
+    for seed in range(3):
+        write_run(tmp_path / f"td3/{seed}", "Hopper-v5", "TD3", seed, curves[seed], eval_every=AUTHORS_EVAL_EVERY)
+        write_run(tmp_path / f"ahe/{seed}", "Hopper-v5", "AHE", seed, 0.5 * curves[seed], eval_every=AUTHORS_EVAL_EVERY)
+        write_run(
+            tmp_path / f"sb3/{seed}", "Hopper-v5", PEER_ROW, seed, curves[seed + 3], eval_every=AUTHORS_EVAL_EVERY
+        )
+    report = build_report([tmp_path], Settings(reps=50))
+    peers = {c.row: c for c in report.peers}
+    assert set(peers) == {"TD3", "AHE"}  # every row but the peer's, on the env the peer ran
+    expected = stats.ttest_ind(peers["TD3"].ours, peers["TD3"].peer, equal_var=False).pvalue
+    assert peers["TD3"].test.p == pytest.approx(expected) and peers["TD3"].test.p > 0.05
+    assert peers["AHE"].holm_p < 0.05 and peers["AHE"].test.high < 0
+    assert peer_comparisons([f for f in report.fidelity if f.row != PEER_ROW]) == []  # no peer, no comparison
+
+
 # the committed runs (docs/results/runs: 3 or 5 seeds, 100k steps): (row, env) → primary p, Holm p, held-out splits at
 # or below ours (of 120), the outcome, and the return at T's p. Asserted as they came out.
 COMMITTED = {
@@ -143,7 +173,8 @@ def test_the_committed_runs_outcomes() -> None:
     Hopper (p = 0.19); AHE + CDQ (5 seeds) is
     above the authors' TD3 over the run on Hopper at p = 0.03, which Holm's correction over its two envs does not
     keep (0.061), and not told apart on Walker2d (p = 0.49)."""
-    results = {(f.row, f.env_id): f for f in build_report([COMMITTED_RUNS], Settings()).fidelity}
+    report = build_report([COMMITTED_RUNS], Settings())
+    results = {(f.row, f.env_id): f for f in report.fidelity}
     assert set(results) == set(COMMITTED)
     for key, (p, holm_p, at_or_below, differs, final_p) in COMMITTED.items():
         result = results[key]
@@ -157,6 +188,9 @@ def test_the_committed_runs_outcomes() -> None:
     assert ahe_walker.high < 0  # below the authors' TD3
     assert ahe_walker.difference == pytest.approx(-238.86, abs=0.01)
     td3_ant, sb3_ant = (results[(row, "Ant-v5")].run_mean.test for row in ("TD3 [agent=td3_paper]", "SB3 TD3"))
+    (peer,) = report.peers  # td3x against SB3 on the same v5 Ant: not told apart
+    assert (peer.row, peer.env_id) == ("TD3 [agent=td3_paper]", "Ant-v5")
+    assert peer.test.p == pytest.approx(0.78, abs=0.005) and peer.test.difference == pytest.approx(13.94, abs=0.01)
     assert (td3_ant.difference, sb3_ant.difference) == (
         pytest.approx(166.75, abs=0.01),
         pytest.approx(152.81, abs=0.01),

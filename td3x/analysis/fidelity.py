@@ -16,6 +16,11 @@ curves is compared with them over the steps both evaluated, 0..T, T the last of 
   kept, the same test of the held-out n against the kept; the share of splits whose p is at or below ours says
   how unusual our p would be for a draw of n of the authors' own runs (C(10, 3) = 120 splits, C(10, 5) = 252).
 
+**Against a peer**: where the folder holds the peer row (``SB3 TD3``: Stable-Baselines3's TD3 under the same
+protocol, ``scripts/sb3_reference.py``), every other row on that env is compared with it by the same test of the
+same statistic, Holm-adjusted per row. Against the authors a difference may be the task's (v5 against v1) or the
+code's; against the peer, on the same v5 task, it is the code's (or the implementation's choices).
+
 Also kept, as a picture: how many of our (seed, step) points lie within the authors' 10-seed mean ± 2 std (the
 band the curve plots draw). It is no test: a curve at half the authors' mean can stay inside a wide band.
 
@@ -41,6 +46,7 @@ SPREAD = 2.0  # the band is the authors' mean ± SPREAD population stds across t
 ALPHA = 0.05  # the primary test's level, and TOST's
 CONFIDENCE = 0.95  # the difference of means' interval
 PRIMARY = "run_mean"  # the statistic of the primary test
+PEER_ROW = "SB3 TD3"  # scripts/sb3_reference.py's row: another implementation under td3x's protocol
 STATISTICS = {  # statistic name → how it reads in the report
     "run_mean": "mean return over evaluations 5k..T",
     "final": "return at T",
@@ -218,6 +224,27 @@ def holm(p_values: Iterable[float]) -> np.ndarray:
     return adjusted
 
 
+@dataclass(frozen=True, eq=False)  # holds arrays
+class PeerComparison:
+    """One row's primary statistic against the peer row's on one env, over the same evaluation steps.
+
+    Attributes:
+        row: the compared row's label.
+        env_id: the env.
+        ours: the row's seeds' mean return over 5k..T.
+        peer: the peer's seeds' values of the same statistic.
+        test: the Welch comparison of ours against the peer's.
+        holm_p: the p-value Holm-adjusted over the row's envs with a peer.
+    """
+
+    row: str
+    env_id: str
+    ours: np.ndarray
+    peer: np.ndarray
+    test: Welch
+    holm_p: float = float("nan")
+
+
 # ---------------------------------------------------------------------------------------------------- cells
 def authors_band(env_id: str) -> Band | None:
     """The authors' TD3 curves of the task named like ``env_id`` as their 10-seed mean ± 2 std, or None.
@@ -285,8 +312,33 @@ def fidelities(cells: Iterable[CellStats]) -> list[Fidelity]:
         cells: the cells' numbers.
     """
     found = [result for stats in cells if (result := fidelity(stats)) is not None]
-    adjusted: dict[int, float] = {}
-    for row in dict.fromkeys(f.row for f in found):
-        members = [i for i, f in enumerate(found) if f.row == row]
-        adjusted |= dict(zip(members, holm(found[i].run_mean.test.p for i in members), strict=True))
-    return [replace(f, run_mean=replace(f.run_mean, holm_p=float(adjusted[i]))) for i, f in enumerate(found)]
+    adjusted = holm_by_row([f.row for f in found], [f.run_mean.test.p for f in found])
+    return [replace(f, run_mean=replace(f.run_mean, holm_p=p)) for f, p in zip(found, adjusted, strict=True)]
+
+
+def peer_comparisons(results: list[Fidelity], peer_row: str = PEER_ROW) -> list[PeerComparison]:
+    """Every other row against the peer row, on each env where both were compared with the authors' curves over
+    the same steps: Welch's test of each seed's mean return over 5k..T, Holm-adjusted per row over its envs.
+
+    Args:
+        results: from :func:`fidelities`.
+        peer_row: the peer's row label.
+    """
+    peers = {f.env_id: f for f in results if f.row == peer_row}
+    found = [
+        PeerComparison(f.row, f.env_id, f.run_mean.ours, peer.run_mean.ours, welch(f.run_mean.ours, peer.run_mean.ours))
+        for f in results
+        if f.row != peer_row and (peer := peers.get(f.env_id)) is not None and np.array_equal(f.steps, peer.steps)
+    ]
+    adjusted = holm_by_row([c.row for c in found], [c.test.p for c in found])
+    return [replace(c, holm_p=p) for c, p in zip(found, adjusted, strict=True)]
+
+
+def holm_by_row(rows: list[str], p_values: list[float]) -> list[float]:
+    """Holm's adjustment within each row's family of p-values (one per env), in the order given."""
+    adjusted = [float("nan")] * len(rows)
+    for row in dict.fromkeys(rows):
+        members = [i for i, name in enumerate(rows) if name == row]
+        for i, p in zip(members, holm(p_values[i] for i in members), strict=True):
+            adjusted[i] = float(p)
+    return adjusted

@@ -13,7 +13,17 @@ from td3x.analysis.aggregates import Normaliser, RowAggregate, aggregate_rows, m
 from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats, cell_stats
 from td3x.analysis.cells import Grid, make_grid
 from td3x.analysis.compute import compute_frame
-from td3x.analysis.fidelity import ALPHA, PRIMARY, STATISTICS, Fidelity, authors_band, fidelities
+from td3x.analysis.fidelity import (
+    ALPHA,
+    PEER_ROW,
+    PRIMARY,
+    STATISTICS,
+    Fidelity,
+    PeerComparison,
+    authors_band,
+    fidelities,
+    peer_comparisons,
+)
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Band, last10_scores
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, paper_env
 from td3x.analysis.runs import Run, find_runs
@@ -64,6 +74,7 @@ class Report:
     fidelity: list[Fidelity]
     settings: Settings
     source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_study.py)
+    peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (fidelity.py)
 
 
 @dataclass
@@ -109,6 +120,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         if len(s.cell.runs) >= MIN_SEEDS
     ]
     aggregates = aggregate_rows(grid, scores, normalisers, settings.reps, settings.seed)
+    against_authors = fidelities(stats.values())
     return Report(
         list(paths),
         runs,
@@ -117,9 +129,10 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         normalisers,
         aggregates,
         studies,
-        fidelities(stats.values()),
+        against_authors,
         settings,
         study_sources(runs),
+        peer_comparisons(against_authors),
     )
 
 
@@ -178,6 +191,8 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         frames["seed_study_welch"] = tables.welch_csv_frame(report.studies)
     if report.fidelity:
         frames["fidelity"] = tables.fidelity_frame(report.fidelity)
+    if report.peers:
+        frames["peer"] = tables.peer_frame(report.peers)
     if report.source_studies:
         frames["seed_sources"] = spread_frame(report.source_studies)
         frames["seed_sources_runs"] = samples_frame(report.source_studies)
@@ -492,7 +507,20 @@ def _fidelity_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
         "The returns at the first and the last step both evaluated: the untrained policy (step 0) and the end of "
         "our runs, our seeds' mean [min, max] beside the authors' 10-seed mean ± std. A gap at step 0 "
         "comes before any learning: it points to a difference between the tasks or the initial policies."
-        f"\n\n{tables.markdown(returns)}"
+        f"\n\n{tables.markdown(returns)}{_peer_part(report)}"
+    )
+
+
+def _peer_part(report: Report) -> str:
+    if not report.peers:
+        return ""
+    return (
+        f"\n\n**Against the peer, {PEER_ROW}**: Stable-Baselines3's TD3 trained and evaluated under the same "
+        "protocol on the same v5 task (`scripts/sb3_reference.py`). Against the authors a difference may be the "
+        "task's as much as the code's; against the peer it is the implementation's. The same primary test: Welch's "
+        f"t-test of each seed's {STATISTICS[PRIMARY]}, ours against the peer's seeds, Holm-adjusted per row over "
+        "its envs with a peer, and the margin beyond which differences are ruled out (TOST). `peer.csv` has every "
+        f"number.\n\n{tables.markdown(tables.peer_test_frame(report.peers))}"
     )
 
 

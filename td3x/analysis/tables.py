@@ -18,7 +18,7 @@ import pandas as pd
 from td3x.analysis.aggregates import Normaliser, RowAggregate
 from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats
 from td3x.analysis.cells import Grid
-from td3x.analysis.fidelity import ALPHA, PRIMARY, SPREAD, Comparison, Fidelity
+from td3x.analysis.fidelity import ALPHA, PEER_ROW, PRIMARY, SPREAD, Comparison, Fidelity, PeerComparison
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, Estimate
 from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
 from td3x.analysis.seeds import SeedStudy
@@ -400,6 +400,50 @@ def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame
     if statistic == PRIMARY:
         columns["outcome"] = [outcome(f) for f in results]
     return pd.DataFrame(columns, index=pd.Index([f.row for f in results], name="row"))
+
+
+def peer_frame(peers: list[PeerComparison]) -> pd.DataFrame:
+    """``peer.csv``: per row and env with a peer, the row's and the peer's mean of the primary statistic, the
+    difference with its 95% Welch interval, Welch's and Holm's p and the TOST margin."""
+    return pd.DataFrame(
+        {
+            "env": [c.env_id for c in peers],
+            "peer": [PEER_ROW] * len(peers),
+            "seeds": [len(c.ours) for c in peers],
+            "peer_seeds": [len(c.peer) for c in peers],
+            f"{PRIMARY}_ours": [float(c.ours.mean()) for c in peers],
+            f"{PRIMARY}_peer": [float(c.peer.mean()) for c in peers],
+            f"{PRIMARY}_difference": [c.test.difference for c in peers],
+            f"{PRIMARY}_ci_low": [c.test.low for c in peers],
+            f"{PRIMARY}_ci_high": [c.test.high for c in peers],
+            f"{PRIMARY}_p": [c.test.p for c in peers],
+            f"{PRIMARY}_holm_p": [c.holm_p for c in peers],
+            f"{PRIMARY}_margin": [c.test.margin for c in peers],
+        },
+        index=pd.Index([c.row for c in peers], name="row"),
+    )
+
+
+def peer_test_frame(peers: list[PeerComparison]) -> pd.DataFrame:
+    """The report's display table of the rows against the peer (see :func:`peer_frame`)."""
+    return pd.DataFrame(
+        {
+            "env": [c.env_id for c in peers],
+            "seeds": [len(c.ours) for c in peers],
+            "peer's seeds": [len(c.peer) for c in peers],
+            "ours": [number(float(c.ours.mean())) for c in peers],
+            "peer's": [number(float(c.peer.mean())) for c in peers],
+            "ours − peer [95% CI]": [
+                f"{signed(c.test.difference)} [{number(c.test.low)}, {number(c.test.high)}]" for c in peers
+            ],
+            "Welch p": [p_text(c.test.p) for c in peers],
+            "Holm p": [p_text(c.holm_p) for c in peers],
+            f"ruled out beyond (TOST, α = {ALPHA:g})": [
+                f"±{number(c.test.margin)}" if np.isfinite(c.test.margin) else "n/a" for c in peers
+            ],
+        },
+        index=pd.Index([c.row for c in peers], name="row"),
+    )
 
 
 FIDELITY_ENDS = {"first": 0, "last": -1}  # the untrained policy (step 0) and the end of the shorter curves
