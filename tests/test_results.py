@@ -30,7 +30,8 @@ TABLE2_ENVS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5")
 SB3 = "sb3_reference"  # scripts/sb3_reference.py's runs: no experiment, no W&B group
 EXPERIMENTS = {
     **{("reference_td3", env, "TD3"): ("td3_paper", FIVE_SEEDS) for env in TABLE2_ENVS},
-    **{(SB3, env, "SB3 TD3"): ("td3_paper", SEEDS) for env in ("Ant-v5",)},
+    ("reference_td3", "InvertedPendulum-v5", "TD3"): ("td3_paper", SEEDS),
+    **{(SB3, env, "SB3 TD3"): ("td3_paper", SEEDS) for env in ("HalfCheetah-v5", "Ant-v5")},
     **{("reference_bias", env, "AHE"): ("td3_paper", FIVE_SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
     **{("reference_bias", env, "AHE + CDQ"): ("td3_paper", FIVE_SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
     ("reference_td3_2018", "HalfCheetah-v5", "TD3"): ("td3_2018", SEEDS),
@@ -97,7 +98,7 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
     """The fidelity test's primary table is on the page whole: every row and env, whatever its outcome."""
     page = PAGE.read_text().splitlines()
     fidelity = pd.read_csv(REPORT / "fidelity.csv")
-    assert len(fidelity) == 10 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
+    assert len(fidelity) == 12 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
     for row, env, outcome in fidelity[["row", "env", "outcome"]].itertuples(index=False):
         lines = [line for line in page if line.startswith(f"| {row} | {env} | ") and line.endswith(f" | {outcome} |")]
         assert len(lines) == 1, (row, env)
