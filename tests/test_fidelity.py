@@ -131,41 +131,49 @@ def test_the_report_rejects_the_halved_curves_and_not_the_authors_own(tmp_path: 
 
 
 def test_the_peer_comparison_rejects_the_halved_curves_and_not_other_seeds_of_the_same(tmp_path: Path) -> None:
-    """The authors' Hopper seeds 0-2 as the TD3 row and 0-2 halved as AHE, against seeds 3-5 as the peer (SB3 TD3):
-    the peer test keeps TD3 (other draws of the same runs) and rejects AHE."""
+    """The authors' Hopper seeds 0-2 as a TD3 row and 0-2 halved as a second TD3 row (another τ), against seeds
+    3-5 as the peer (SB3 TD3): the peer test keeps the first (other draws of the same runs) and rejects the second;
+    an AHE row is not compared with the peer (another algorithm)."""
     curves = authors_curves("Hopper-v5")
     assert curves is not None
     for seed in range(3):
-        write_run(tmp_path / f"td3/{seed}", "Hopper-v5", "TD3", seed, curves[seed], eval_every=AUTHORS_EVAL_EVERY)
-        write_run(tmp_path / f"ahe/{seed}", "Hopper-v5", "AHE", seed, 0.5 * curves[seed], eval_every=AUTHORS_EVAL_EVERY)
-        write_run(
-            tmp_path / f"sb3/{seed}", "Hopper-v5", PEER_ROW, seed, curves[seed + 3], eval_every=AUTHORS_EVAL_EVERY
-        )
+        for name, row, returns, agent in (
+            ("td3", "TD3", curves[seed], None),
+            ("halved", "TD3", 0.5 * curves[seed], {"tau": 0.01}),
+            ("ahe", "AHE", curves[seed], None),
+            ("sb3", PEER_ROW, curves[seed + 3], None),
+        ):
+            write_run(
+                tmp_path / f"{name}/{seed}", "Hopper-v5", row, seed, returns, eval_every=AUTHORS_EVAL_EVERY, agent=agent
+            )
     report = build_report([tmp_path], Settings(reps=50))
     peers = {c.row: c for c in report.peers}
-    assert set(peers) == {"TD3", "AHE"}  # every row but the peer's, on the env the peer ran
-    expected = stats.ttest_ind(peers["TD3"].ours, peers["TD3"].peer, equal_var=False).pvalue
-    assert peers["TD3"].test.p == pytest.approx(expected) and peers["TD3"].test.p > 0.05
-    assert peers["AHE"].holm_p < 0.05 and peers["AHE"].test.high < 0
-    assert peer_comparisons([f for f in report.fidelity if f.row != PEER_ROW]) == []  # no peer, no comparison
+    assert set(peers) == {"TD3 [agent.tau=0.005]", "TD3 [agent.tau=0.01]"}  # the TD3 rows, on the peer's env
+    same, halved = peers["TD3 [agent.tau=0.005]"], peers["TD3 [agent.tau=0.01]"]
+    assert same.test.p == pytest.approx(stats.ttest_ind(same.ours, same.peer, equal_var=False).pvalue)
+    assert same.test.p > 0.05 and halved.holm_p < 0.05 and halved.test.high < 0
+    assert peer_comparisons(report.fidelity, rows=[]) == []
 
 
 # the committed runs (docs/results/runs: 3 or 5 seeds, 100k steps): (row, env) → primary p, Holm p, held-out splits at
 # or below ours (of 120), the outcome, and the return at T's p. Asserted as they came out.
 COMMITTED = {
     ("TD3 [agent=td3_2018]", "HalfCheetah-v5"): (0.264, 0.264, 34, False, 0.015),
-    ("TD3 [agent=td3_paper]", "HalfCheetah-v5"): (0.068, 0.273, 18, False, 0.682),
+    ("TD3 [agent=td3_paper]", "HalfCheetah-v5"): (0.068, 0.342, 18, False, 0.682),
     ("TD3 [agent=td3_paper]", "Hopper-v5"): (0.518, 1.0, 138, False, 0.560),
     ("TD3 [agent=td3_paper]", "Walker2d-v5"): (0.969, 1.0, 244, False, 0.538),
-    ("TD3 [agent=td3_paper]", "Ant-v5"): (2.3e-8, 1.1e-7, 0, True, 0.539),
+    ("TD3 [agent=td3_paper]", "Ant-v5"): (2.3e-8, 1.6e-7, 0, True, 0.539),
+    ("TD3 [agent=td3_paper]", "Reacher-v5"): (0.0021, 0.013, 1, True, 3.7e-5),  # above the authors
     # solved at T on every seed, ours and the authors': the return at T has no spread, no p
     ("TD3 [agent=td3_paper]", "InvertedPendulum-v5"): (0.833, 1.0, 93, False, float("nan")),
+    ("TD3 [agent=td3_paper]", "InvertedDoublePendulum-v5"): (0.667, 1.0, 81, False, 0.841),
     ("AHE", "Hopper-v5"): (0.190, 0.190, 44, False, 0.667),
     ("AHE", "Walker2d-v5"): (0.009, 0.019, 0, True, 0.018),
     ("AHE + CDQ", "Hopper-v5"): (0.030, 0.061, 4, False, 0.210),  # 5 seeds: 252 held-out splits
     ("AHE + CDQ", "Walker2d-v5"): (0.492, 0.492, 112, False, 0.637),
     ("SB3 TD3", "HalfCheetah-v5"): (0.946, 0.946, 115, False, 0.803),  # the peer: 3 seeds, 120 held-out splits
-    ("SB3 TD3", "Ant-v5"): (0.064, 0.127, 4, False, 0.663),
+    ("SB3 TD3", "Hopper-v5"): (0.220, 0.440, 23, False, 0.871),
+    ("SB3 TD3", "Ant-v5"): (0.064, 0.191, 4, False, 0.663),
 }
 
 
@@ -192,12 +200,12 @@ def test_the_committed_runs_outcomes() -> None:
     assert ahe_walker.difference == pytest.approx(-238.86, abs=0.01)
     td3_ant, sb3_ant = (results[(row, "Ant-v5")].run_mean.test for row in ("TD3 [agent=td3_paper]", "SB3 TD3"))
     peers = {(c.row, c.env_id): c.test for c in report.peers}  # td3x against SB3 on the same v5 task
-    assert set(peers) == {
-        (row, env) for row, env in COMMITTED if env in ("HalfCheetah-v5", "Ant-v5") and "SB3" not in row
-    }
+    td3_rows = ("TD3 [agent=td3_paper]", "TD3 [agent=td3_2018]")  # AHE rows are another algorithm: not compared
+    assert set(peers) == {(row, env) for row, env in COMMITTED if row in td3_rows and (PEER_ROW, env) in COMMITTED}
     for key, (p, difference) in {
         ("TD3 [agent=td3_paper]", "Ant-v5"): (0.781, 13.94),
         ("TD3 [agent=td3_paper]", "HalfCheetah-v5"): (0.493, -267.66),
+        ("TD3 [agent=td3_paper]", "Hopper-v5"): (0.138, 145.30),
         ("TD3 [agent=td3_2018]", "HalfCheetah-v5"): (0.754, -115.23),
     }.items():  # none told apart
         assert (peers[key].p, peers[key].difference) == (

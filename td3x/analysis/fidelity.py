@@ -17,9 +17,10 @@ curves is compared with them over the steps both evaluated, 0..T, T the last of 
   how unusual our p would be for a draw of n of the authors' own runs (C(10, 3) = 120 splits, C(10, 5) = 252).
 
 **Against a peer**: where the folder holds the peer row (``SB3 TD3``: Stable-Baselines3's TD3 under the same
-protocol, ``scripts/sb3_reference.py``), every other row on that env is compared with it by the same test of the
-same statistic, Holm-adjusted per row. Against the authors a difference may be the task's (v5 against v1) or the
-code's; against the peer, on the same v5 task, it is the code's (or the implementation's choices).
+protocol, ``scripts/sb3_reference.py``), every TD3 row on that env (another algorithm, AHE say, would differ for
+its own reasons) is compared with it by the same test of the same statistic, Holm-adjusted per row. Against the
+authors a difference may be the task's (v5 against v1) or the code's; against the peer, on the same v5 task, it is
+the code's (or the implementation's choices).
 
 Also kept, as a picture: how many of our (seed, step) points lie within the authors' 10-seed mean ± 2 std (the
 band the curve plots draw). It is no test: a curve at half the authors' mean can stay inside a wide band.
@@ -32,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -47,6 +48,7 @@ ALPHA = 0.05  # the primary test's level, and TOST's
 CONFIDENCE = 0.95  # the difference of means' interval
 PRIMARY = "run_mean"  # the statistic of the primary test
 PEER_ROW = "SB3 TD3"  # scripts/sb3_reference.py's row: another implementation under td3x's protocol
+PEER_OF = "TD3"  # the paper row the peer implements: only rows of it are compared with the peer
 STATISTICS = {  # statistic name → how it reads in the report
     "run_mean": "mean return over evaluations 5k..T",
     "final": "return at T",
@@ -316,19 +318,23 @@ def fidelities(cells: Iterable[CellStats]) -> list[Fidelity]:
     return [replace(f, run_mean=replace(f.run_mean, holm_p=p)) for f, p in zip(found, adjusted, strict=True)]
 
 
-def peer_comparisons(results: list[Fidelity], peer_row: str = PEER_ROW) -> list[PeerComparison]:
-    """Every other row against the peer row, on each env where both were compared with the authors' curves over
+def peer_comparisons(results: list[Fidelity], rows: Collection[str], peer_row: str = PEER_ROW) -> list[PeerComparison]:
+    """Each of ``rows`` against the peer row, on each env where both were compared with the authors' curves over
     the same steps: Welch's test of each seed's mean return over 5k..T, Holm-adjusted per row over its envs.
 
     Args:
         results: from :func:`fidelities`.
+        rows: the row labels to compare (the rows of the algorithm the peer implements).
         peer_row: the peer's row label.
     """
     peers = {f.env_id: f for f in results if f.row == peer_row}
     found = [
         PeerComparison(f.row, f.env_id, f.run_mean.ours, peer.run_mean.ours, welch(f.run_mean.ours, peer.run_mean.ours))
         for f in results
-        if f.row != peer_row and (peer := peers.get(f.env_id)) is not None and np.array_equal(f.steps, peer.steps)
+        if f.row in rows
+        and f.row != peer_row
+        and (peer := peers.get(f.env_id)) is not None
+        and np.array_equal(f.steps, peer.steps)
     ]
     adjusted = holm_by_row([c.row for c in found], [c.test.p for c in found])
     return [replace(c, holm_p=p) for c, p in zip(found, adjusted, strict=True)]

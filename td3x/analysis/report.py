@@ -15,6 +15,7 @@ from td3x.analysis.cells import Grid, make_grid
 from td3x.analysis.compute import compute_frame
 from td3x.analysis.fidelity import (
     ALPHA,
+    PEER_OF,
     PEER_ROW,
     PRIMARY,
     STATISTICS,
@@ -132,7 +133,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         against_authors,
         settings,
         study_sources(runs),
-        peer_comparisons(against_authors),
+        peer_comparisons(against_authors, [row for row in grid.rows if grid.paper_row(row) == PEER_OF]),
     )
 
 
@@ -517,7 +518,8 @@ def _peer_part(report: Report) -> str:
     return (
         f"\n\n**Against the peer, {PEER_ROW}**: Stable-Baselines3's TD3 trained and evaluated under the same "
         "protocol on the same v5 task (`scripts/sb3_reference.py`). Against the authors a difference may be the "
-        "task's as much as the code's; against the peer it is the implementation's. The same primary test: Welch's "
+        f"task's as much as the code's; against the peer it is the implementation's. Each {PEER_OF} row (another "
+        "algorithm would differ for its own reasons), by the same primary test: Welch's "
         f"t-test of each seed's {STATISTICS[PRIMARY]}, ours against the peer's seeds, Holm-adjusted per row over "
         "its envs with a peer, and the margin beyond which differences are ruled out (TOST). `peer.csv` has every "
         f"number.\n\n{tables.markdown(tables.peer_test_frame(report.peers))}"
