@@ -331,10 +331,7 @@ def peer_comparisons(results: list[Fidelity], rows: Collection[str], peer_row: s
     found = [
         PeerComparison(f.row, f.env_id, f.run_mean.ours, peer.run_mean.ours, welch(f.run_mean.ours, peer.run_mean.ours))
         for f in results
-        if f.row in rows
-        and f.row != peer_row
-        and (peer := peers.get(f.env_id)) is not None
-        and np.array_equal(f.steps, peer.steps)
+        if f.row in rows and (peer := peers.get(f.env_id)) is not None and np.array_equal(f.steps, peer.steps)
     ]
     adjusted = holm_by_row([c.row for c in found], [c.test.p for c in found])
     return [replace(c, holm_p=p) for c, p in zip(found, adjusted, strict=True)]

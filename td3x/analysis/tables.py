@@ -18,7 +18,7 @@ import pandas as pd
 from td3x.analysis.aggregates import Normaliser, RowAggregate
 from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats
 from td3x.analysis.cells import Grid
-from td3x.analysis.fidelity import ALPHA, PEER_ROW, PRIMARY, SPREAD, Comparison, Fidelity, PeerComparison
+from td3x.analysis.fidelity import ALPHA, PEER_ROW, PRIMARY, SPREAD, Comparison, Fidelity, PeerComparison, Welch
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, Estimate
 from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
 from td3x.analysis.seeds import SeedStudy
@@ -327,14 +327,34 @@ def fidelity_frame(results: list[Fidelity]) -> pd.DataFrame:
     )
 
 
+def welch_csv_columns(statistic: str, tests: list[Welch]) -> dict[str, list[float]]:
+    """A csv's columns of Welch comparisons of one statistic: the difference, its 95% interval and p."""
+    return {
+        f"{statistic}_difference": [t.difference for t in tests],
+        f"{statistic}_ci_low": [t.low for t in tests],
+        f"{statistic}_ci_high": [t.high for t in tests],
+        f"{statistic}_p": [t.p for t in tests],
+    }
+
+
+MARGIN_COLUMN = f"ruled out beyond (TOST, α = {ALPHA:g})"
+
+
+def difference_text(test: Welch) -> str:
+    """``+d [low, high]``: a Welch comparison's difference of means with its 95% interval."""
+    return f"{signed(test.difference)} [{number(test.low)}, {number(test.high)}]"
+
+
+def margin_text(test: Welch) -> str:
+    """``±Δ``: the TOST margin beyond which differences are ruled out; ``n/a`` without one."""
+    return f"±{number(test.margin)}" if np.isfinite(test.margin) else "n/a"
+
+
 def _test_columns(comparisons: list[Comparison], statistic: str) -> dict[str, list[float | int]]:
     columns: dict[str, list[float | int]] = {
         f"{statistic}_ours": [float(c.ours.mean()) for c in comparisons],
         f"{statistic}_authors": [float(c.authors.mean()) for c in comparisons],
-        f"{statistic}_difference": [c.test.difference for c in comparisons],
-        f"{statistic}_ci_low": [c.test.low for c in comparisons],
-        f"{statistic}_ci_high": [c.test.high for c in comparisons],
-        f"{statistic}_p": [c.test.p for c in comparisons],
+        **welch_csv_columns(statistic, [c.test for c in comparisons]),
     }
     if statistic == PRIMARY:
         columns[f"{statistic}_holm_p"] = [c.holm_p for c in comparisons]
@@ -386,16 +406,12 @@ def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame
         "T": [int(f.steps[-1]) if len(f.steps) else EMPTY for f in results],
         "ours": [number(float(c.ours.mean())) for c in comparisons],
         "authors'": [number(float(c.authors.mean())) for c in comparisons],
-        "ours − authors [95% CI]": [
-            f"{signed(c.test.difference)} [{number(c.test.low)}, {number(c.test.high)}]" for c in comparisons
-        ],
+        "ours − authors [95% CI]": [difference_text(c.test) for c in comparisons],
         "Welch p": [p_text(c.test.p) for c in comparisons],
     }
     if statistic == PRIMARY:
         columns["Holm p"] = [p_text(c.holm_p) for c in comparisons]
-    columns[f"ruled out beyond (TOST, α = {ALPHA:g})"] = [
-        f"±{number(c.test.margin)}" if np.isfinite(c.test.margin) else "n/a" for c in comparisons
-    ]
+    columns[MARGIN_COLUMN] = [margin_text(c.test) for c in comparisons]
     columns["held-out splits with p ≤ ours"] = [held_out_text(c) for c in comparisons]
     if statistic == PRIMARY:
         columns["outcome"] = [outcome(f) for f in results]
@@ -413,10 +429,7 @@ def peer_frame(peers: list[PeerComparison]) -> pd.DataFrame:
             "peer_seeds": [len(c.peer) for c in peers],
             f"{PRIMARY}_ours": [float(c.ours.mean()) for c in peers],
             f"{PRIMARY}_peer": [float(c.peer.mean()) for c in peers],
-            f"{PRIMARY}_difference": [c.test.difference for c in peers],
-            f"{PRIMARY}_ci_low": [c.test.low for c in peers],
-            f"{PRIMARY}_ci_high": [c.test.high for c in peers],
-            f"{PRIMARY}_p": [c.test.p for c in peers],
+            **welch_csv_columns(PRIMARY, [c.test for c in peers]),
             f"{PRIMARY}_holm_p": [c.holm_p for c in peers],
             f"{PRIMARY}_margin": [c.test.margin for c in peers],
         },
@@ -433,14 +446,10 @@ def peer_test_frame(peers: list[PeerComparison]) -> pd.DataFrame:
             "peer's seeds": [len(c.peer) for c in peers],
             "ours": [number(float(c.ours.mean())) for c in peers],
             "peer's": [number(float(c.peer.mean())) for c in peers],
-            "ours − peer [95% CI]": [
-                f"{signed(c.test.difference)} [{number(c.test.low)}, {number(c.test.high)}]" for c in peers
-            ],
+            "ours − peer [95% CI]": [difference_text(c.test) for c in peers],
             "Welch p": [p_text(c.test.p) for c in peers],
             "Holm p": [p_text(c.holm_p) for c in peers],
-            f"ruled out beyond (TOST, α = {ALPHA:g})": [
-                f"±{number(c.test.margin)}" if np.isfinite(c.test.margin) else "n/a" for c in peers
-            ],
+            MARGIN_COLUMN: [margin_text(c.test) for c in peers],
         },
         index=pd.Index([c.row for c in peers], name="row"),
     )
