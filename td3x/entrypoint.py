@@ -17,7 +17,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from td3x import __version__
+from td3x import __version__, numerics
 from td3x.cli import VERSION_LINE
 from td3x.cli_run import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, register_configs, to_typed
@@ -123,6 +123,7 @@ def main() -> None:
         for problem in problems:
             print(f"config error: {problem}", file=sys.stderr)
         sys.exit(2)
+    numerics.restart_if_portable_asks(arguments)  # before Hydra creates a dir or a launcher starts a worker
     register_configs()
     _hydra_main()
 

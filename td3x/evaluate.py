@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from td3x import __version__, checkpoint
+from td3x import __version__, checkpoint, numerics
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.envs import make_env
 from td3x.evaluation import EVAL_COMMAND, RunError, TrainedRun, evaluate_run, load_run
@@ -31,7 +31,7 @@ from td3x.export import (
     export_onnx,
     sample_observations,
 )
-from td3x.numerics import NumericsError
+from td3x.numerics import NumericsError, StartupPinsMissing
 from td3x.rollout import EvalResult
 from td3x.run_dir import write_json_atomic
 from td3x.video import (
@@ -192,9 +192,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console script ``td3x-eval``; returns the exit code (2: bad input; 1: no video, export or file possible)."""
     args = build_parser().parse_args(argv)
     configure_headless_rendering()  # before anything imports mujoco, which picks its GL context at import
+    numerics.allow_restart()  # a portable run's policy is evaluated in a process restarted pinned (td3x.numerics)
     try:
         run_command(args)
     except (RunError, checkpoint.CheckpointError, NumericsError, VideoError, ExportError, OSError) as error:
+        if isinstance(error, StartupPinsMissing) and numerics.can_restart():
+            numerics.restart_pinned()  # before anything was written
         message = " ".join(str(error).split())  # one line, whatever the underlying library wrote
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return 2 if isinstance(error, RunError | checkpoint.CheckpointError | NumericsError) else 1

@@ -12,12 +12,22 @@ ignored without a word). td3x therefore applies the mode where the config is kno
 anything (:func:`apply`), and checks that it took effect: ATen's dispatch level is fixed at the first operation, so
 ``get_cpu_capability()`` tells whether an earlier operation came first. A process can hold one mode only; a second
 run asking for the other one is refused (:class:`NumericsError`), since its numbers would silently be the first's.
+
+NumPy (the envs' physics and rewards) and the OpenBLAS bundled with it choose their kernels earlier, when NumPy is
+imported: a vectorised ``tanh`` or a matrix product gives other bits on an AVX-512 CPU than on an AVX2 one. Portable
+mode therefore also needs :func:`startup_environment` set before Python starts. The console scripts restart
+themselves with it (:func:`restart_pinned`, an ``exec`` of the same command, before anything is written); any other
+process, a launcher's worker or a user's own script, is refused with the variables to set
+(:class:`StartupPinsMissing`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from typing import Any
+import re
+import sys
+from typing import Any, NoReturn
 
 from td3x.config import Numerics
 
@@ -28,20 +38,89 @@ PORTABLE_ENVIRONMENT: dict[str, str | None] = {
     "ONEDNN_MAX_CPU_ISA": "SSE41",  # oneDNN's lowest x86 level, should a torch route fp32 work through it
     "MKL_ENABLE_INSTRUCTIONS": None,  # COMPATIBLE decides MKL's kernels, not a limit set from outside
 }
-RECORDED_VARIABLES = tuple(PORTABLE_ENVIRONMENT)  # what provenance.json records under both modes
+# portable, read when NumPy is imported, so set before Python starts: OpenBLAS's lowest x86-64 kernels on one thread
+# (NumPy's own SIMD targets are added by startup_environment(): they depend on the NumPy build)
+OPENBLAS_ENVIRONMENT = {"OPENBLAS_CORETYPE": "Prescott", "OPENBLAS_NUM_THREADS": "1"}
+NUMPY_FEATURES_VARIABLE = "NPY_DISABLE_CPU_FEATURES"
+RESTARTED_VARIABLE = "TD3X_NUMERICS_RESTARTED"  # set in the restarted process: a second restart is never tried
+# what provenance.json records under both modes
+RECORDED_VARIABLES = (*PORTABLE_ENVIRONMENT, NUMPY_FEATURES_VARIABLE, *OPENBLAS_ENVIRONMENT)
 PORTABLE_CAPABILITY = "DEFAULT"  # torch.backends.cpu.get_cpu_capability() once ATEN_CPU_CAPABILITY=default acts
+PORTABLE_ARGUMENT = re.compile(r"\+{0,2}run\.numerics=portable")  # on a console script's command line
 
+log = logging.getLogger(__name__)
 _applied: Numerics | None = None  # the mode this process computes under, once a run has asked for one
+_restartable = False  # set by the console scripts (allow_restart): their process may be replaced by a pinned one
 
 
 class NumericsError(RuntimeError):
     """A run asks for numerics this process can no longer give (torch computed under other settings first)."""
 
 
+class StartupPinsMissing(NumericsError):
+    """Portable mode in a process that imported NumPy without :func:`startup_environment`: a new process is needed."""
+
+
+def _numpy_cpu_tables() -> tuple[list[str], dict[str, bool]]:
+    """NumPy's dispatchable SIMD targets (above its baseline) and which of them this process uses."""
+    try:
+        from numpy._core import _multiarray_umath as umath  # type: ignore[attr-defined]
+    except ImportError:  # NumPy 1.x
+        from numpy.core import _multiarray_umath as umath  # type: ignore[no-redef]
+    return list(umath.__cpu_dispatch__), dict(umath.__cpu_features__)
+
+
+def startup_environment() -> dict[str, str]:
+    """The variables portable mode needs set before Python starts: every SIMD target NumPy dispatches to above its
+    baseline switched off, and OpenBLAS on fixed kernels and one thread."""
+    targets, _ = _numpy_cpu_tables()
+    return {NUMPY_FEATURES_VARIABLE: " ".join(targets), **OPENBLAS_ENVIRONMENT}
+
+
+def startup_pinned() -> bool:
+    """Whether this process's NumPy runs its baseline kernels only and OpenBLAS was told its fixed kernels."""
+    targets, in_use = _numpy_cpu_tables()
+    openblas = all(os.environ.get(name) == value for name, value in OPENBLAS_ENVIRONMENT.items())
+    return openblas and not any(in_use.get(target) for target in targets)
+
+
+def allow_restart() -> None:
+    """Called by a console script's ``main``: its process may be replaced by the same command, pinned."""
+    global _restartable
+    _restartable = True
+
+
+def can_restart() -> bool:
+    """Whether :func:`restart_pinned` may replace this process: a console script's, not restarted already."""
+    return _restartable and not os.environ.get(RESTARTED_VARIABLE)
+
+
+def restart_pinned() -> NoReturn:
+    """Replace this process by the same command line with :func:`startup_environment` set (``exec``: the same pid,
+    nothing of this process survives). Call before anything is written, where :func:`can_restart` allows."""
+    log.info("run.numerics=portable: restarting with NumPy's and OpenBLAS's kernels pinned (td3x.numerics)")
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    environment = {**os.environ, **startup_environment(), RESTARTED_VARIABLE: "1"}
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environment)
+
+
+def restart_if_portable_asks(arguments: list[str]) -> None:
+    """A console script's first step: with ``run.numerics=portable`` among its command-line ``arguments`` and NumPy
+    not pinned, restart pinned now, before anything is created (and before a launcher starts workers, which inherit
+    the environment)."""
+    allow_restart()
+    asked = any(PORTABLE_ARGUMENT.fullmatch(argument) for argument in arguments)
+    if asked and can_restart() and not startup_pinned():
+        restart_pinned()
+
+
 def apply(mode: Numerics) -> None:
     """Make this process compute under ``mode``; call before the run's first torch operation.
 
     Raises:
+        StartupPinsMissing: (portable) NumPy was imported without :func:`startup_environment`; a console script
+            answers it with :func:`restart_pinned`.
         NumericsError: the process already computed under the other mode, or (portable) torch ran an operation
             before td3x could set the environment.
     """
@@ -58,8 +137,25 @@ def apply(mode: Numerics) -> None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        _check_startup_pins()
         _check_portable_took_effect()
     _applied = mode
+
+
+def _check_startup_pins() -> None:
+    if startup_pinned():
+        return
+    if os.environ.get(RESTARTED_VARIABLE):
+        raise StartupPinsMissing(
+            f"run.numerics=portable is not allowed here: NumPy ignored {NUMPY_FEATURES_VARIABLE} in a process "
+            "started with it; this NumPy build cannot be pinned"
+        )
+    settings = " ".join(f"{name}='{value}'" for name, value in startup_environment().items())
+    raise StartupPinsMissing(
+        "run.numerics=portable is not allowed here: NumPy chose its kernels when it was imported, before td3x could "
+        f"pin them; start this process with {settings} in its environment (td3x-train, td3x-resume and td3x-eval "
+        "restart themselves so)"
+    )
 
 
 def _check_portable_took_effect() -> None:

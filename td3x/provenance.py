@@ -32,7 +32,7 @@ def collect_provenance() -> dict[str, Any]:
         **_git_state(Path(__file__).resolve().parent),
         "python": platform.python_version(),
         "versions": {name: _version(name) for name in PACKAGES},
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cpu_flags": cpu_flags(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "numerics": numerics.effective_settings(),  # run.numerics and the variables that choose the fp32 kernels
@@ -100,7 +100,8 @@ def _version(package: str) -> str | None:
         return None
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (Linux), else what the platform module knows."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

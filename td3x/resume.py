@@ -16,6 +16,7 @@ from typing import Any
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from td3x import numerics
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.cli_run import run_and_report
 from td3x.config import ConfigError, ResumeMode, TrainConfig, from_saved
@@ -101,6 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         "run whose final checkpoint kept its buffer (run.keep_buffer=true)",
     )
     args = parser.parse_args(argv)
+    numerics.allow_restart()  # a portable run restarts pinned (td3x.numerics)
     try:
         run_dir, saved = stored_run(args.run_dir)
         choices = saved.get("choices") or {}

@@ -22,23 +22,30 @@ from helpers.scripts import BIN, TINY
 from td3x.analysis.compute import MIXED, capability_text
 from td3x.analysis.runs import Run
 from td3x.config import from_saved, to_container
-from td3x.numerics import PORTABLE_CAPABILITY
+from td3x.numerics import PORTABLE_CAPABILITY, RECORDED_VARIABLES, RESTARTED_VARIABLE, startup_environment
 from td3x.resume_plan import config_hash
 from td3x.run_dir import EVAL_FILE, PROVENANCE_FILE
 
 FINGERPRINT = Path(__file__).resolve().parent / "data" / "portable_fingerprint.json"
 # a short Pendulum run whose updates go through MKL's sgemm and ATen's vectorised kernels (400 updates)
 SHORT_RUN = ("run.total_steps=600", "run.eval_every=300", "env.random_steps=200", *TINY)
-OUTSIDE_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
+# what chooses kernels from outside: torch's, MKL's and oneDNN's, NumPy's and its OpenBLAS's (and td3x's restart mark)
+OUTSIDE_VARIABLES = (*RECORDED_VARIABLES, RESTARTED_VARIABLE)
+
+
+def console_script(*command: str | Path, **outside: str) -> subprocess.CompletedProcess[str]:
+    """A td3x console script in its own process, with ``outside`` set in its environment and the other variables
+    that choose kernels unset: it has to pin them itself."""
+    env = {key: value for key, value in os.environ.items() if key not in OUTSIDE_VARIABLES} | outside
+    finished = subprocess.run([BIN / command[0], *command[1:]], env=env, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    return finished
 
 
 def train_portable(run_dir: Path, **outside: str) -> dict[str, Any]:
-    """td3x-train in portable mode, in its own process, with ``outside`` set in its environment (and the other
-    variables that choose kernels unset); the eval.csv rows without timing columns, and the provenance."""
-    env = {key: value for key, value in os.environ.items() if key not in OUTSIDE_VARIABLES} | outside
-    command = [BIN / "td3x-train", "run.numerics=portable", *SHORT_RUN, f"hydra.run.dir={run_dir}"]
-    finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert finished.returncode == 0, finished.stderr[-2000:]
+    """td3x-train in portable mode (:func:`console_script`); the eval.csv rows without timing columns, and the
+    provenance."""
+    console_script("td3x-train", "run.numerics=portable", *SHORT_RUN, f"hydra.run.dir={run_dir}", **outside)
     return {
         "eval": without_timing(run_dir / EVAL_FILE),
         "provenance": json.loads((run_dir / PROVENANCE_FILE).read_text()),
@@ -56,24 +63,35 @@ def test_portable_mode_gives_the_committed_fingerprint_whatever_instruction_sets
     settings = plain["provenance"]["numerics"]
     assert settings["mode"] == "portable" and settings["MKL_CBWR"] == "COMPATIBLE"
     assert plain["provenance"]["cpu_capability"] == PORTABLE_CAPABILITY
+    assert settings["NPY_DISABLE_CPU_FEATURES"] and settings["OPENBLAS_CORETYPE"] == "Prescott"
     for name, outside in {
         "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
         "default": {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "MKL_CBWR": "AUTO"},
+        # NumPy on its AVX2 (x86-64-v3) kernels at most, OpenBLAS on Haswell's with two threads
+        "numpy": {"NPY_DISABLE_CPU_FEATURES": "X86_V4", "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "2"},
     }.items():
         assert train_portable(tmp_path / name, **outside)["eval"] == fingerprint["eval"], name
+    # its config says portable: td3x-eval and td3x-resume restart themselves pinned, and find training's numbers
+    console_script("td3x-eval", tmp_path / "plain")
+    (evaluation,) = [json.loads(path.read_text()) for path in (tmp_path / "plain").glob("eval_step600_*.json")]
+    assert repr(evaluation["return_mean"]) == fingerprint["eval"][-1]["return_mean"]
+    assert "already holds a complete run" in console_script("td3x-resume", tmp_path / "plain").stderr
 
 
-def run_python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+def run_python(code: str, pinned: bool = True) -> subprocess.CompletedProcess[str]:
+    """``code`` in a new Python process, started with portable mode's NumPy and OpenBLAS pins unless not ``pinned``."""
+    env = {key: value for key, value in os.environ.items() if key not in OUTSIDE_VARIABLES}
+    env |= startup_environment() if pinned else {}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
 
 
 @pytest.mark.slow
-def test_a_process_that_computed_first_or_under_the_other_mode_refuses_portable() -> None:
-    computed_first = run_python(
-        "import torch; torch.ones(2) + 1\n"
-        "from td3x.config import Numerics; from td3x.numerics import apply; apply(Numerics.portable)"
-    )
+def test_a_process_that_computed_first_or_under_the_other_mode_or_unpinned_refuses_portable() -> None:
+    apply_portable = "from td3x.config import Numerics; from td3x.numerics import apply; apply(Numerics.portable)"
+    computed_first = run_python(f"import torch; torch.ones(2) + 1\n{apply_portable}")
     assert "NumericsError" in computed_first.stderr and "runs AVX" in computed_first.stderr
+    unpinned = run_python(apply_portable, pinned=False)  # a user's script: it cannot restart itself
+    assert "StartupPinsMissing" in unpinned.stderr and "NPY_DISABLE_CPU_FEATURES=" in unpinned.stderr
     other_mode = run_python(
         "from td3x.config import Numerics; from td3x.numerics import apply, effective_settings\n"
         "apply(Numerics.portable); apply(Numerics.portable); print(effective_settings()['mode'])\n"

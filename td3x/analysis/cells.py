@@ -125,7 +125,7 @@ def row_labels(runs: list[Run]) -> list[str]:
     return labels
 
 
-LABEL_GROUPS = ("agent", "noise")  # group options that set result keys: the readable name of a row variant
+LABEL_GROUPS = ("agent", "noise", "seed_study")  # group options that set result keys: a row variant's readable name
 
 
 def label_choices(run: Run) -> dict[str, str]:
