@@ -14,8 +14,8 @@ anything (:func:`apply`), and checks that it took effect: ATen's dispatch level 
 run asking for the other one is refused (:class:`NumericsError`), since its numbers would silently be the first's.
 
 NumPy (the envs' physics and rewards) and the OpenBLAS bundled with it choose their kernels earlier, when NumPy is
-imported: a vectorised ``tanh`` or a matrix product gives other bits on an AVX-512 CPU than on an AVX2 one. Portable
-mode therefore also needs :func:`startup_environment` set before Python starts. The console scripts restart
+imported: NumPy's float64 ``tanh`` gives other bits on its AVX2 kernels than on its baseline ones, and a short
+Pendulum run changed with OpenBLAS's core type (measured on one AVX2 CPU). Portable mode therefore also needs :func:`startup_environment` set before Python starts. The console scripts restart
 themselves with it (:func:`restart_pinned`, an ``exec`` of the same command, before anything is written); any other
 process, a launcher's worker or a user's own script, is refused with the variables to set
 (:class:`StartupPinsMissing`).
