@@ -1,8 +1,9 @@
-"""docs/results: td3x's own reference runs, the report made from them, and the results page that quotes it.
+"""docs/results: td3x's own reference runs and its Hopper seed study, the reports made from them, and the pages
+that quote them.
 
 No number there is typed by hand: ``td3x-report docs/results/runs --out docs/results/report --plotly none`` made
-the report from the committed run files, this test makes it again and compares every table byte for byte, and
-every table on the results page must be a table of that report.
+the report from the committed run files (and the same for ``docs/results/seed_study``), this test makes each again
+and compares every table byte for byte, and every table on a results page must be a table of its report.
 """
 
 from __future__ import annotations
@@ -16,12 +17,24 @@ import pytest
 import yaml
 
 from td3x.analysis.cli import main as report_main
+from td3x.run_dir import is_timing_column
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
 REPORT_COMMAND = ["docs/results/runs", "--out", "docs/results/report", "--plotly", "none"]  # run from the root
 RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
+# the seed study (+experiment=seed_study env=hopper agent=td3_paper run.total_steps=15000): its own runs, report, page
+STUDY = RESULTS / "seed_study"
+STUDY_RUNS, STUDY_REPORT, STUDY_PAGE = STUDY / "runs", STUDY / "report", STUDY / "index.md"
+STUDY_COMMAND = ["docs/results/seed_study/runs", "--out", "docs/results/seed_study/report", "--plotly", "none"]
+STUDY_STEPS, STUDY_N = 15_000, 5
+SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
+# (runs dir, report dir, page, the report's command, tables the report must have)
+PUBLISHED = {
+    "reference": (RUNS, REPORT, PAGE, REPORT_COMMAND, {"table2.csv", "fidelity.csv", "bias.csv", "compute.csv"}),
+    "seed_study": (STUDY_RUNS, STUDY_REPORT, STUDY_PAGE, STUDY_COMMAND, {"seed_sources.csv", "seed_sources_runs.csv"}),
+}
 STEPS = 100_000
 SEEDS, FIVE_SEEDS = [0, 1, 2], [0, 1, 2, 3, 4]
 TABLE2_ENVS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5")
@@ -39,9 +52,9 @@ EXPERIMENTS = {
 }
 
 
-def committed_runs() -> dict[Path, dict[str, object]]:
-    """Every run dir under docs/results/runs, with its config."""
-    return {path.parent: yaml.safe_load(path.read_text()) for path in sorted(RUNS.rglob("config.yaml"))}
+def committed_runs(runs: Path = RUNS) -> dict[Path, dict[str, object]]:
+    """Every run dir under ``runs`` (docs/results/runs), with its config."""
+    return {path.parent: yaml.safe_load(path.read_text()) for path in sorted(runs.rglob("config.yaml"))}
 
 
 def experiment_of(config: dict[str, object]) -> str:
@@ -69,30 +82,34 @@ def test_every_reference_experiment_is_committed_complete_with_its_files_only() 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("published", PUBLISHED)
 def test_the_committed_report_is_what_td3x_report_makes_of_the_committed_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    published: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _, report_dir, _, command, expected_tables = PUBLISHED[published]
     monkeypatch.chdir(ROOT)
     out = tmp_path / "report"
-    assert report_main([*REPORT_COMMAND[:1], "--out", str(out), *REPORT_COMMAND[3:]]) == 0
-    committed = sorted(path.relative_to(REPORT) for path in REPORT.rglob("*") if path.is_file())
+    assert report_main([*command[:1], "--out", str(out), *command[3:]]) == 0
+    committed = sorted(path.relative_to(report_dir) for path in report_dir.rglob("*") if path.is_file())
     regenerated = sorted(path.relative_to(out) for path in out.rglob("*") if path.is_file())
     assert committed == regenerated
     tables = [path for path in committed if path.suffix in {".csv", ".tex", ".md"}]
-    assert {path.name for path in tables} >= {"table2.csv", "fidelity.csv", "bias.csv", "compute.csv", "report.md"}
+    assert {path.name for path in tables} >= {*expected_tables, "report.md"}
     for path in tables:
-        assert (out / path).read_bytes() == (REPORT / path).read_bytes(), f"{path} differs: regenerate the report"
+        assert (out / path).read_bytes() == (report_dir / path).read_bytes(), f"{path} differs: regenerate the report"
 
 
-def test_the_results_page_quotes_the_report_s_tables_and_plots() -> None:
-    page, report = PAGE.read_text(), (REPORT / "report.md").read_text()
+@pytest.mark.parametrize("published", PUBLISHED)
+def test_the_results_page_quotes_the_report_s_tables_and_plots(published: str) -> None:
+    _, report_dir, page_path, command, _ = PUBLISHED[published]
+    page, report = page_path.read_text(), (report_dir / "report.md").read_text()
     table_lines = [line for line in page.splitlines() if line.startswith("|")]
     assert len(table_lines) > 10
     missing = [line for line in table_lines if line not in report.splitlines()]
     assert missing == [], "every table row on the results page is a row of report.md"
     images = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", page)
-    assert images and all((RESULTS / image).is_file() for image in images)
-    assert " ".join(REPORT_COMMAND) in page
+    assert images and all((page_path.parent / image).is_file() for image in images)
+    assert " ".join(command) in page
 
 
 def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
@@ -105,10 +122,15 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
         assert len(lines) == 1, (row, env)
 
 
-@pytest.mark.parametrize(("page", "at_least"), [(PAGE, 10), (ROOT / "docs" / "protocol.md", 2)])
-def test_the_numbers_that_pages_quote_from_the_results_are_the_report_s(page: Path, at_least: int) -> None:
+@pytest.mark.parametrize(
+    ("page", "report_dir", "at_least"),
+    [(PAGE, REPORT, 10), (ROOT / "docs" / "protocol.md", REPORT, 2), (STUDY_PAGE, STUDY_REPORT, 10)],
+)
+def test_the_numbers_that_pages_quote_from_the_results_are_the_report_s(
+    page: Path, report_dir: Path, at_least: int
+) -> None:
     """Each figure written into a sentence (a return, a bias, a p-value, a count "k of n") is in report.md."""
-    text, report = page.read_text().replace("−", "-"), (REPORT / "report.md").read_text()
+    text, report = page.read_text().replace("−", "-"), (report_dir / "report.md").read_text()
     prose = "\n".join(line for line in text.splitlines() if not line.startswith("|"))
     quoted = re.findall(r"[+-]?\d+\.\d{2,}\b|\b\d+ of \d+\b", prose)
     assert len(quoted) >= at_least
@@ -136,6 +158,102 @@ def test_nothing_under_docs_names_the_machine_it_was_made_on() -> None:
 
 
 def test_committed_provenance_says_which_cpu_capability_it_ran_on_or_that_it_was_not_recorded() -> None:
-    for run_dir in committed_runs():
+    for run_dir in {**committed_runs(), **committed_runs(STUDY_RUNS)}:
         provenance = json.loads((run_dir / "provenance.json").read_text())
         assert "cpu_capability" in provenance and "cpu_flags" in provenance, run_dir
+
+
+def test_the_seed_study_is_committed_complete_each_condition_varying_its_source_only() -> None:
+    """Every condition of the Hopper study: N runs (seeds 0..N-1) where only its source moves with the seed, the
+    evaluation run with N sets of start states, and the two repeats of seed 0."""
+    found: dict[str, list[int]] = {}
+    for path, config in committed_runs(STUDY_RUNS).items():
+        assert {file.name for file in path.iterdir()} == RUN_FILES, path
+        summary = json.loads((path / "summary.json").read_text())
+        assert (summary["status"], summary["steps"]) == ("complete", STUDY_STEPS), path
+        choices, seeds, seed = config["choices"], config["effective_seeds"], int(config["seed"])  # type: ignore[call-overload]
+        assert (config["env"]["id"], choices["agent"], config["logging"]["group"]) == (  # type: ignore[index]
+            "Hopper-v5",
+            "td3_paper",
+            "seed_study",
+        )
+        condition = str(choices["seed_study"])  # type: ignore[index]
+        found.setdefault(condition, []).append(seed)
+        moving = SOURCES if condition == "all_vary" else (condition,) if condition in SOURCES else ()
+        assert {source: seeds[source] for source in SOURCES} == {  # type: ignore[index]
+            source: seed if source in moving else 0 for source in SOURCES
+        }, path
+        assert seeds["evaluation"] == 1_000_000 + 1_000 * seed, path  # start states follow the seed, as in all_vary
+        sets = [column for column in pd.read_csv(path / "eval.csv").columns if column.startswith("return_mean_set_")]
+        assert len(sets) == STUDY_N - 1, path  # every run measures its own evaluation noise
+    expected = {name: list(range(STUDY_N)) for name in ("all_vary", *SOURCES)}
+    assert {name: sorted(seeds) for name, seeds in found.items()} == {
+        **expected,
+        "evaluation": [0],
+        "repeat_1": [0],
+        "repeat_2": [0],
+    }
+
+
+def test_the_seed_study_s_two_repeats_are_bit_identical_and_its_report_shows_zero_spread() -> None:
+    repeats = [path for path, config in committed_runs(STUDY_RUNS).items() if "repeat" in str(config["choices"])]
+    first, second = (pd.read_csv(path / "eval.csv") for path in repeats)
+    columns = [column for column in first.columns if not is_timing_column(column)]
+    assert len(repeats) == 2 and first[columns].equals(second[columns])
+    spreads = pd.read_csv(STUDY_REPORT / "seed_sources.csv")
+    assert (spreads.loc[spreads["condition"] == "repeat", "sd"] == 0).all()
+
+
+CPU_CHECK = STUDY / "cpu_check"  # seeds 3-4 of the reference runs, trained as those were (two side by side), 5k steps
+
+
+def hopper_returns(runs: Path, condition: str = "all_vary") -> dict[int, pd.Series]:
+    """Per seed, the TD3 Hopper runs' evaluation returns by step under ``runs`` (of one seed-study condition)."""
+    return {
+        int(config["seed"]): pd.read_csv(path / "eval.csv").set_index("step")["return_mean"]  # type: ignore[call-overload]
+        for path, config in committed_runs(runs).items()
+        if config["env"]["id"] == "Hopper-v5"
+        and config["paper_row"] == "TD3"  # type: ignore[index]
+        and config["choices"].get("seed_study", condition) == condition  # type: ignore[attr-defined]
+    }
+
+
+def test_the_study_s_all_vary_runs_are_the_reference_seeds_0_to_4_grown_apart_on_another_cpu() -> None:
+    """all_vary trains the reference TD3 Hopper runs' seeds and config on a CPU without AVX-512 (the reference seeds
+    3-4 record AVX-512; 0-2 predate the record), five side by side: the untrained policies' returns agree to six
+    digits but not to the bit, and by 5k env steps they are other runs. The check trains seeds 3-4 here as the
+    reference did, two side by side: it starts as the study does, bit for bit, and is another run than the
+    reference's by 5k steps too, so the CPU makes the difference, not the stacking. The page quotes these returns."""
+    reference, study = hopper_returns(RUNS / "reference_td3"), hopper_returns(STUDY_RUNS)
+    check = hopper_returns(CPU_CHECK)
+    assert sorted(study) == sorted(reference) == list(range(STUDY_N)) and sorted(check) == [3, 4]
+    for seed in study:
+        start_here, start_there = study[seed][0], reference[seed][0]
+        assert start_here != start_there and abs(start_here - start_there) < 1e-6 * abs(start_there), seed
+    assert all(check[seed][0] == study[seed][0] for seed in check)
+    at_5k = {seed: (round(reference[seed][5000]), round(study[seed][5000])) for seed in study}
+    assert at_5k[0] == (58, 227) and at_5k[3] == (65, 168) and round(check[3][5000]) == 169  # as quoted on the page
+    check_configs = committed_runs(CPU_CHECK).values()
+    assert all(config["run"]["num_seeds"] == 2 and config["seed"] in (3, 4) for config in check_configs)  # type: ignore[index]
+    for seed in (3, 4):
+        provenance = json.loads(
+            next((RUNS / "reference_td3" / "hopper").rglob(f"seed_{seed}/provenance.json")).read_text()
+        )
+        assert "avx512f" in provenance["cpu_flags"], seed
+    assert all(
+        "avx512f" not in json.loads((path / "provenance.json").read_text())["cpu_flags"]
+        for path in {**committed_runs(STUDY_RUNS), **committed_runs(CPU_CHECK)}
+    )
+
+
+def test_the_study_s_seed_0_trained_alone_and_in_all_vary_s_stack_of_five_are_other_runs() -> None:
+    """The evaluation condition and the repeats train seed 0 alone; all_vary trains it beside seeds 1-4 (batched
+    kernels round otherwise, docs/sweeps.md): the same start, other runs by 5k env steps, as quoted on the page."""
+    curves = {
+        str(config["choices"]["seed_study"]): pd.read_csv(path / "eval.csv").set_index("step")["return_mean"]  # type: ignore[index]
+        for path, config in committed_runs(STUDY_RUNS).items()
+        if int(config["seed"]) == 0  # type: ignore[call-overload]
+    }
+    alone, stacked = curves["evaluation"], curves["all_vary"]
+    assert alone[0] == stacked[0] and curves["repeat_1"].equals(alone)
+    assert (round(alone[5000]), round(stacked[5000])) == (171, 227)

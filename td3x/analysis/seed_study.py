@@ -412,7 +412,7 @@ def _reading(study: SourceStudy) -> str:
         if math.isfinite(within) and base > 0:
             lines.append(
                 f"Measurement ({title}): evaluating one policy from other start states moves it by an SD of "
-                f"{within:.3g} (pooled over every run's evaluation sets), {100 * within**2 / base**2:.0f}% of "
+                f"{within:.3g} (pooled over every run's evaluation sets), {100 * within**2 / base**2:.2g}% of "
                 "all_vary's variance."
             )
     if not all_sd > 0:
