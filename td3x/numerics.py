@@ -15,10 +15,10 @@ run asking for the other one is refused (:class:`NumericsError`), since its numb
 
 NumPy (the envs' physics and rewards) and the OpenBLAS bundled with it choose their kernels earlier, when NumPy is
 imported: NumPy's float64 ``tanh`` gives other bits on its AVX2 kernels than on its baseline ones, and a short
-Pendulum run changed with OpenBLAS's core type (measured on one AVX2 CPU). Portable mode therefore also needs :func:`startup_environment` set before Python starts. The console scripts restart
-themselves with it (:func:`restart_pinned`, an ``exec`` of the same command, before anything is written); any other
-process, a launcher's worker or a user's own script, is refused with the variables to set
-(:class:`StartupPinsMissing`).
+Pendulum run changed with OpenBLAS's core type (measured on one AVX2 CPU). Portable mode therefore also needs
+:func:`startup_environment` set before Python starts. The console scripts restart themselves with it
+(:func:`restart_pinned`, an ``exec`` of the same command, before anything is written); any other process, a
+launcher's worker or a user's own script, is refused with the variables to set (:class:`StartupPinsMissing`).
 """
 
 from __future__ import annotations
