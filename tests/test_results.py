@@ -257,3 +257,12 @@ def test_the_study_s_seed_0_trained_alone_and_in_all_vary_s_stack_of_five_are_ot
     alone, stacked = curves["evaluation"], curves["all_vary"]
     assert alone[0] == stacked[0] and curves["repeat_1"].equals(alone)
     assert (round(alone[5000]), round(stacked[5000])) == (171, 227)
+
+
+def test_the_study_s_warmup_seed_3_returns_the_same_from_5k_steps_on() -> None:
+    """The failed run the page describes: one policy, acting alike at every evaluation from 5k steps on."""
+    warmup = hopper_returns(STUDY_RUNS, "warmup")
+    stuck = warmup[3][[5000, 10_000, 15_000]].to_numpy()
+    assert round(stuck[0], 1) == 37.5 and abs(stuck.max() - stuck.min()) < 1e-8 * stuck[0]
+    others = [round(curve[15_000]) for seed, curve in warmup.items() if seed != 3]
+    assert (min(others), max(others)) == (95, 354)
