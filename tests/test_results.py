@@ -266,3 +266,10 @@ def test_the_study_s_warmup_seed_3_returns_the_same_from_5k_steps_on() -> None:
     assert round(stuck[0], 1) == 37.5 and abs(stuck.max() - stuck.min()) < 1e-8 * stuck[0]
     others = [round(curve[15_000]) for seed, curve in warmup.items() if seed != 3]
     assert (min(others), max(others)) == (95, 354)
+    env_seed_2 = hopper_returns(STUDY_RUNS, "env")[2]
+    assert (round(env_seed_2[10_000]), round(env_seed_2[15_000])) == (178, 35)  # the other run below its start
+    marked = pd.read_csv(STUDY_REPORT / "seed_sources_runs.csv").query("below_start")
+    assert sorted(marked["run"].str.extract(r"seed_study=(\w+)/seed_(\d)").agg("/".join, axis=1)) == [
+        "env/2",
+        "warmup/3",
+    ]

@@ -18,7 +18,7 @@ from scipy import stats
 
 from td3x.analysis.cli import main as report_main
 from td3x.analysis.runs import find_runs
-from td3x.analysis.seed_study import CONDITIONS, ratio_interval, sd_interval, study_sources
+from td3x.analysis.seed_study import CONDITIONS, Sample, ratio_interval, sd_interval, study_sources
 from td3x.run_dir import is_timing_column
 
 N = 3
@@ -46,6 +46,13 @@ def test_the_ratio_interval_is_the_f_one_and_contains_the_ratio() -> None:
     low, high = ratio_interval(1.0, 5, 5)  # F(4, 4): 0.975 point 9.6045
     assert low == pytest.approx(1 / math.sqrt(9.6045), rel=1e-4) and high == pytest.approx(math.sqrt(9.6045), rel=1e-4)
     assert stats.f.ppf(0.975, 4, 4) == pytest.approx(9.6045, rel=1e-4)
+
+
+def test_a_run_ends_below_its_start_when_its_final_return_is_under_its_step_0_return() -> None:
+    steps = np.array([0, 5, 10])
+    assert Sample("unlearned", steps, np.array([50.0, 60.0, 40.0])).below_start
+    assert not Sample("learned", steps, np.array([50.0, 40.0, 60.0])).below_start
+    assert not Sample("no step 0", np.array([5, 10]), np.array([60.0, 40.0])).below_start
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -89,7 +96,7 @@ def test_td3x_report_writes_the_study_and_the_control_has_zero_spread(study: Pat
     weights = spreads[(spreads["condition"] == "weights") & (spreads["statistic"] == "final")].iloc[0]
     assert weights["sd_low"] < weights["sd"] < weights["sd_high"] and 0 <= weights["brown_forsythe_p"] <= 1
     runs = pd.read_csv(out / "seed_sources_runs.csv")
-    assert len(runs) == 7 * N + N + 2 and runs["outlier"].dtype == bool
+    assert len(runs) == 7 * N + N + 2 and runs["outlier"].dtype == bool and runs["below_start"].dtype == bool
     report = (out / "report.md").read_text()
     assert "## Sources of seed variance" in report and "Brown-Forsythe" in report and "Measurement" in report
     for name in ("seed_sources_curves_Pendulum-v1.png", "seed_sources_strip_Pendulum-v1.png"):

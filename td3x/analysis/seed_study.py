@@ -11,7 +11,10 @@ s·sqrt((n-1)/χ²(0.975, n-1)) .. s·sqrt((n-1)/χ²(0.025, n-1))); its ratio t
 a ratio of two normal SDs; and the Brown-Forsythe test (Levene's test on deviations from the median,
 ``scipy.stats.levene(center="median")``) of equal spread with all-vary. A run is an *outlier* when its final return
 lies more than OUTLIER_MADS scaled median absolute deviations below its condition's median (Bjorck et al.'s runs "far
-below the rest"); outliers are marked, not removed. Failed and unfinished runs are listed and left out.
+below the rest"); outliers are marked, not removed. A run ends *below its start* when its final return is lower than
+its own step-0 return, the untrained policy's (a run that unlearned, whatever its condition's spread: the MAD rule
+misses such a run when the other runs spread widely); marked too. Failed and unfinished runs are listed and left
+out.
 """
 
 from __future__ import annotations
@@ -58,6 +61,11 @@ class Sample:
     steps: np.ndarray
     returns: np.ndarray
     outlier: bool = False
+
+    @property
+    def below_start(self) -> bool:
+        """Whether the final return is lower than the step-0 one (the untrained policy's): the run unlearned."""
+        return bool(self.steps[0] == 0 and len(self.returns) > 1 and self.returns[-1] < self.returns[0])
 
     def value(self, statistic: str) -> float:
         """The sample's ``mean_over_run`` (evaluations after step 0) or ``final`` return."""
@@ -263,13 +271,14 @@ def spread_frame(studies: list[SourceStudy]) -> pd.DataFrame:
                     "ratio_high": spread.ratio_interval[1],
                     "brown_forsythe_p": spread.p_value,
                     "outliers": sum(sample.outlier for sample in samples),
+                    "below_start": sum(sample.below_start for sample in samples),
                 }
             )
     return pd.DataFrame(rows)
 
 
 def samples_frame(studies: list[SourceStudy]) -> pd.DataFrame:
-    """``seed_sources_runs.csv``: every sample's two statistics and its outlier mark."""
+    """``seed_sources_runs.csv``: every sample's two statistics and its outlier and below-start marks."""
     rows = [
         {
             "env": study.env_id,
@@ -278,7 +287,7 @@ def samples_frame(studies: list[SourceStudy]) -> pd.DataFrame:
             "run": sample.label,
             **{s: sample.value(s) for s in STATISTICS},
         }
-        | {"outlier": sample.outlier}
+        | {"outlier": sample.outlier, "below_start": sample.below_start}
         for study in studies
         for name, samples in study.samples.items()
         for sample in samples
@@ -297,6 +306,7 @@ def display_frame(study: SourceStudy) -> pd.DataFrame:
             row[f"{statistic}: ratio [95%]"] = f"{spread.ratio:.2f} {_interval_text(spread.ratio_interval)}"
             row[f"{statistic}: p"] = "n/a" if math.isnan(spread.p_value) else f"{spread.p_value:.3f}"
         row["outliers"] = str(sum(sample.outlier for sample in study.samples[name]))
+        row["below start"] = str(sum(sample.below_start for sample in study.samples[name]))
         rows[name] = row
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "condition"
@@ -332,11 +342,16 @@ def _curves_png(study: SourceStudy, path: Path) -> Path:
     )
     for ax, name in zip(axes.ravel(), names, strict=False):
         for sample in study.samples[name]:
-            ax.plot(sample.steps, sample.returns, color="tab:red" if sample.outlier else "tab:blue", alpha=0.7, lw=1)
+            style = "--" if sample.below_start else "-"
+            color = "tab:red" if sample.outlier else "tab:blue"
+            ax.plot(sample.steps, sample.returns, style, color=color, alpha=0.7, lw=1)
         ax.set_title(f"{name} ({len(study.samples[name])})", fontsize=9)
     for ax in axes.ravel()[len(names) :]:
         ax.set_visible(False)
-    figure.suptitle(f"{study.label}: evaluation return of every run, by what varies (red: outlier)", fontsize=10)
+    figure.suptitle(
+        f"{study.label}: evaluation return of every run, by what varies (red: outlier; dashed: ends below its start)",
+        fontsize=10,
+    )
     figure.supxlabel("env steps", fontsize=9)
     figure.supylabel("average return", fontsize=9)
     figure.tight_layout()
@@ -355,11 +370,14 @@ def _strip_png(study: SourceStudy, directory: Path) -> Path:
         ax.boxplot(values, widths=0.5, showfliers=False)
         for i, name in enumerate(names, 1):
             for sample, value in zip(study.samples[name], values[i - 1], strict=True):
-                color, marker = ("tab:red", "x") if sample.outlier else ("tab:blue", "o")
+                color = "tab:red" if sample.outlier else "tab:blue"
+                marker = "v" if sample.below_start else "x" if sample.outlier else "o"
                 ax.scatter(i + jitter.uniform(-0.12, 0.12), value, color=color, marker=marker, s=16, zorder=3)
         ax.set_xticks(range(1, len(names) + 1), names, rotation=45, ha="right", fontsize=8)
         ax.set_title(title, fontsize=9)
-    figure.suptitle(f"{study.label}: each run's return, by what varies (red x: outlier)", fontsize=10)
+    figure.suptitle(
+        f"{study.label}: each run's return, by what varies (red x: outlier; v: ends below its start)", fontsize=10
+    )
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -386,7 +404,10 @@ def sources_section(studies: list[SourceStudy]) -> str:
         "the 95% F interval of a ratio of two normal SDs. **p**: the Brown-Forsythe test (Levene's test on "
         "deviations from the median) of equal spread with all_vary. **outliers**: runs whose final return lies "
         f"more than {OUTLIER_MADS:g} scaled MADs (1.4826 × the median absolute deviation) below their condition's"
-        " median; marked in red in the plots, not removed. All numbers per run are in `seed_sources_runs.csv`, "
+        " median; marked in red in the plots, not removed. **below start**: runs whose final return is lower than "
+        "their own step-0 return, the untrained policy's (they unlearned; the MAD rule misses such a run when the "
+        "others spread widely); dashed in the curves, a triangle in the strip plot, not removed. All numbers per "
+        "run are in `seed_sources_runs.csv`, "
         "the spreads in `seed_sources.csv`.",
     ]
     for study in studies:
