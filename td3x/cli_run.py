@@ -15,7 +15,7 @@ from td3x import numerics
 from td3x.checkpoint import CheckpointError
 from td3x.config import TrainConfig
 from td3x.episode_tape import ReplayMismatch
-from td3x.numerics import NumericsError, StartupPinsMissing
+from td3x.numerics import NumericsError
 from td3x.resume_plan import ResumeError
 from td3x.run_dir import WANDB_DIR
 from td3x.trainer import RunInterrupted, TrainingError
@@ -56,8 +56,8 @@ def run_and_report(
     except NumericsError as error:  # this process cannot give the run its numerics: nothing was created
         remove_if_only_hydra_files(run_dir)
         # portable asked by a config file or a resumed run: restart pinned (a sweep's job: its sweep dir stays)
-        if isinstance(error, StartupPinsMissing) and numerics.can_restart() and not multirun:
-            numerics.restart_pinned()
+        if not multirun:
+            numerics.restart_if_pins_missing(error)
         fail(multirun, "config error", [str(error)], 2, error)
         return None
     except RunInterrupted as error:  # resumable: say how; a signal stops the process, not only this job of a sweep

@@ -31,7 +31,7 @@ from td3x.export import (
     export_onnx,
     sample_observations,
 )
-from td3x.numerics import NumericsError, StartupPinsMissing
+from td3x.numerics import NumericsError
 from td3x.rollout import EvalResult
 from td3x.run_dir import write_json_atomic
 from td3x.video import (
@@ -196,8 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run_command(args)
     except (RunError, checkpoint.CheckpointError, NumericsError, VideoError, ExportError, OSError) as error:
-        if isinstance(error, StartupPinsMissing) and numerics.can_restart():
-            numerics.restart_pinned()  # before anything was written
+        if isinstance(error, NumericsError):
+            numerics.restart_if_pins_missing(error)  # before anything was written
         message = " ".join(str(error).split())  # one line, whatever the underlying library wrote
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return 2 if isinstance(error, RunError | checkpoint.CheckpointError | NumericsError) else 1

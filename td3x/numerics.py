@@ -105,6 +105,13 @@ def restart_pinned() -> NoReturn:
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environment)
 
 
+def restart_if_pins_missing(error: NumericsError) -> None:
+    """A console script's answer to ``error`` from :func:`apply`: restart pinned when the pins are what is missing
+    and :func:`can_restart` allows; otherwise return, and the caller reports the error."""
+    if isinstance(error, StartupPinsMissing) and can_restart():
+        restart_pinned()
+
+
 def restart_if_portable_asks(arguments: list[str]) -> None:
     """A console script's first step: with ``run.numerics=portable`` among its command-line ``arguments`` and NumPy
     not pinned, restart pinned now, before anything is created (and before a launcher starts workers, which inherit
