@@ -1,12 +1,14 @@
 """Env steps per core-second: td3x with K seeds in one process against Stable-Baselines3's TD3, Hopper-v5.
 
     python scripts/bench_sps.py [--seeds 1 2 5 10 20] [--threads 1 2] [--presets td3 td3_paper]
-                                [--steps 300] [--sb3-steps 1000] [--repeats 3] [--no-profile]
+                                [--precisions fp32 bf16] [--steps 300] [--sb3-steps 1000] [--repeats 3] [--no-profile]
 
 A sweep is paid in core-hours (a cluster or joblib runs one job per core), so the figure is env steps per second
 per core: all K seeds' env steps over the wall time and the threads. Both learners get the same hyper-parameters
 (the td3x preset's network, learning rates, batch, τ, d, σ̃, c, exploration noise and buffer), the same torch
 threads and the same 1000-step random warm-up per seed; only the learning phase is timed, with no evaluation.
+``--precisions`` adds td3x rows in ``run.precision=bf16`` (SB3 stays fp32); bf16 is measured wherever asked, and
+marked ``emulated`` where td3x-train would refuse it (a CPU without avx512_bf16 or amx_bf16).
 
 Each repetition runs, per preset, SB3 on one thread, then td3x at every K and thread count, then SB3 on two
 threads (when asked for), back to back: a slow minute of a shared machine hits both sides of a pair. Each td3x
@@ -25,7 +27,7 @@ import statistics
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,15 +38,17 @@ import torch
 from hydra import compose, initialize_config_dir
 
 import td3x.td3
-from td3x.config import CONF_DIR, TrainConfig, register_configs, to_typed
+from td3x.config import CONF_DIR, Precision, TrainConfig, register_configs, to_typed
+from td3x.precision import problems as precision_problems
+from td3x.provenance import cpu_flags
 from td3x.trainer import Trainer
 
 WARMUP = 1000  # the paper's random steps on Hopper, per seed
 
 
-def td3x_config(preset: str, threads: int, steps: int, seeds: int = 1) -> TrainConfig:
+def td3x_config(preset: str, threads: int, steps: int, seeds: int = 1, extra: Sequence[str] = ()) -> TrainConfig:
     """Hopper-v5 with ``preset``, ``WARMUP`` random steps then ``steps`` learning steps per seed, no evaluation,
-    logging or checkpoint inside the timed steps."""
+    logging or checkpoint inside the timed steps; ``extra`` overrides last (``run.precision=bf16``, ...)."""
     overrides = [
         f"agent={preset}",
         "env=hopper",
@@ -56,6 +60,7 @@ def td3x_config(preset: str, threads: int, steps: int, seeds: int = 1) -> TrainC
         "logging.wandb_mode=disabled",
         f"env.random_steps={WARMUP}",
         f"run.num_seeds={seeds}",
+        *extra,
     ]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return to_typed(compose(config_name="train", overrides=overrides))
@@ -118,6 +123,7 @@ class Cell:
     preset: str
     threads: int
     seeds: int
+    precision: str
     td3x: list[float] = field(default_factory=list)
     sb3_one: list[float] = field(default_factory=list)  # SB3 on one thread, same repetition
     sb3_two: list[float] = field(default_factory=list)  # SB3 on two threads (per core), same repetition
@@ -129,8 +135,9 @@ class Cell:
 def run_table(args: argparse.Namespace) -> list[Cell]:
     """Every (preset, threads, K) cell over ``args.repeats`` repetitions, SB3 measured beside each preset."""
     cells = {
-        (preset, threads, seeds): Cell(preset, threads, seeds)
+        (preset, threads, seeds, precision): Cell(preset, threads, seeds, precision)
         for preset in args.presets
+        for precision in args.precisions
         for threads in args.threads
         for seeds in args.seeds
     }
@@ -138,12 +145,14 @@ def run_table(args: argparse.Namespace) -> list[Cell]:
         for preset in args.presets:
             sb3_one = time_sb3(td3x_config(preset, 1, args.sb3_steps), args.sb3_steps)
             rates = {}
-            for threads in args.threads:
-                for seeds in args.seeds:
-                    rates[threads, seeds] = time_td3x(td3x_config(preset, threads, args.steps, seeds), args.steps)
+            for precision in args.precisions:
+                for threads in args.threads:
+                    for seeds in args.seeds:
+                        config = td3x_config(preset, threads, args.steps, seeds, [f"run.precision={precision}"])
+                        rates[threads, seeds, precision] = time_td3x(config, args.steps)
             sb3_two = time_sb3(td3x_config(preset, 2, args.sb3_steps), args.sb3_steps) if args.sb3_two else None
-            for (threads, seeds), rate in rates.items():
-                cell = cells[preset, threads, seeds]
+            for (threads, seeds, precision), rate in rates.items():
+                cell = cells[preset, threads, seeds, precision]
                 cell.td3x.append(rate)
                 cell.sb3_one.append(sb3_one)
                 if sb3_two is not None:
@@ -152,7 +161,7 @@ def run_table(args: argparse.Namespace) -> list[Cell]:
                 f"  repetition {repetition + 1}/{args.repeats}, {preset}: SB3 {sb3_one:.1f} (1 thread)"
                 + (f", {sb3_two:.1f} (2 threads, per core)" if sb3_two is not None else "")
                 + "; td3x "
-                + ", ".join(f"K={k} {t}t {rate:.1f}" for (t, k), rate in rates.items()),
+                + ", ".join(f"K={k} {t}t {p} {rate:.1f}" for (t, k, p), rate in rates.items()),
                 flush=True,
             )
     return list(cells.values())
@@ -164,15 +173,23 @@ def ratio_text(ratios: list[float]) -> str:
     return f"{statistics.median(ratios):6.2f} {min(ratios):5.2f}-{max(ratios):<5.2f}"
 
 
+def precision_label(precision: str) -> str:
+    """``bf16 (emulated)`` where td3x-train would refuse bf16 on this CPU (td3x.precision)."""
+    refused = precision_problems(Precision(precision), torch.device("cpu"), cpu_flags())
+    return f"{precision} (emulated)" if refused else precision
+
+
 def print_table(cells: list[Cell]) -> None:
     print(
-        f"\n{'preset':10s} {'threads':>7s} {'K':>3s} {'td3x /core':>10s} {'SB3 1t':>7s} {'ratio':>6s} {'range':11s} "
+        f"\n{'preset':10s} {'precision':16s} {'threads':>7s} {'K':>3s} {'td3x /core':>10s} {'SB3 1t':>7s} "
+        f"{'ratio':>6s} {'range':11s} "
         f"{'SB3 2t/core':>11s} {'ratio':>6s} {'range':11s}"
     )
     for cell in cells:
         two = f"{statistics.median(cell.sb3_two):11.1f}" if cell.sb3_two else f"{'-':>11s}"
         print(
-            f"{cell.preset:10s} {cell.threads:7d} {cell.seeds:3d} {statistics.median(cell.td3x):10.1f} "
+            f"{cell.preset:10s} {precision_label(cell.precision):16s} {cell.threads:7d} {cell.seeds:3d} "
+            f"{statistics.median(cell.td3x):10.1f} "
             f"{statistics.median(cell.sb3_one):7.1f} {ratio_text(cell.ratios(cell.sb3_one))} "
             f"{two} {ratio_text(cell.ratios(cell.sb3_two) if cell.sb3_two else [])}"
         )
@@ -270,6 +287,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 5, 10, 20], help="K: seeds in one process")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads of td3x")
     parser.add_argument("--presets", nargs="+", default=["td3", "td3_paper"], help="agent presets (conf/agent)")
+    parser.add_argument("--precisions", nargs="+", default=["fp32"], choices=[p.name for p in Precision])
     parser.add_argument("--steps", type=int, default=300, help="learning-phase steps per seed timed, td3x")
     parser.add_argument("--sb3-steps", type=int, default=1000, help="learning-phase steps timed, SB3")
     parser.add_argument("--repeats", type=int, default=3, help="repetitions (alternating td3x and SB3)")
@@ -285,7 +303,13 @@ def main() -> None:
     cells = run_table(args)
     print_table(cells)
     for preset in args.presets if args.profile else []:
-        best = max((cell for cell in cells if cell.preset == preset), key=lambda cell: statistics.median(cell.td3x))
+        best = max(
+            (cell for cell in cells if cell.preset == preset and cell.precision == "fp32"),
+            key=lambda cell: statistics.median(cell.td3x),
+            default=None,
+        )
+        if best is None:
+            continue
         profile_loop(preset, best.threads, best.seeds, args.steps)
 
 

@@ -61,6 +61,11 @@ class Numerics(enum.Enum):
     portable = "portable"  # MKL's COMPATIBLE branch, ATen's default kernels: meant for the same bits on any x86-64 CPU
 
 
+class Precision(enum.Enum):
+    fp32 = "fp32"  # every tensor and product in float32 (the default; the bits of runs before this key existed)
+    bf16 = "bf16"  # the networks' matrix products in bfloat16 under autocast; weights, Adam, targets and losses fp32
+
+
 class ResumeMode(enum.Enum):
     auto = "auto"  # resume from the run dir's checkpoint when its config matches; a finished run does nothing
     never = "never"  # refuse a run dir that already holds results
@@ -271,6 +276,9 @@ class RunConfig:
     # fp32 kernels: native (fastest here; same bits on the same kind of CPU) or portable (meant for the same bits on
     # any x86-64 CPU; about 0.4x the speed); see the docs' "Same bits on other CPUs"
     numerics: Numerics = Numerics.native
+    # the dtype of the networks' matrix products in the updates: fp32, or bf16 where the hardware has bf16 units (a
+    # CUDA GPU, or a CPU with avx512_bf16 or AMX); see the docs' "Precision"
+    precision: Precision = Precision.fp32
 
     def problems(self) -> list[str]:
         checks = _Checks("run.")
@@ -279,6 +287,9 @@ class RunConfig:
             checks.at_least_one(key, getattr(self, key))
         if self.eval_seed is not None:  # Gymnasium refuses a negative reset seed, at the first evaluation
             checks.require("eval_seed", self.eval_seed, self.eval_seed >= 0, "must be null or an integer >= 0")
+        if self.numerics is Numerics.portable:  # portable pins fp32 kernels; bf16 products have no portable bits
+            allowed = "must be fp32 with run.numerics=portable (its same-bits promise covers fp32 kernels only)"
+            checks.require("precision", self.precision.name, self.precision is Precision.fp32, allowed)
         return checks.problems
 
 

@@ -20,7 +20,10 @@ for Hydra, which matches bare keys only.
 
 from __future__ import annotations
 
-from td3x.config import schema_keys
+import dataclasses
+from typing import Any
+
+from td3x.config import Numerics, Precision, SeedsConfig, schema_keys
 
 # where and how a run is logged, checkpointed and resumed: never what it learns
 CORE = ("logging", "run.checkpoint_every", "run.log_every", "run.resume", "run.keep_buffer")
@@ -41,6 +44,25 @@ REPORT_INERT = (
     "choices",
     "effective_seeds",  # each source's seed as used: its values are in seed and seeds.*
 )
+
+
+# keys added after runs were trained, at the value that changes nothing (a config written before they existed, without
+# them, learns the same): the resume hash leaves them out at that value, and the report's row keys fill them in
+NEUTRAL_DEFAULTS = {
+    "run.numerics": Numerics.native.name,
+    "run.precision": Precision.fp32.name,
+    **{f"seeds.{field.name}": field.default for field in dataclasses.fields(SeedsConfig)},
+}
+
+
+def without_neutral_defaults(keys: dict[str, Any]) -> dict[str, Any]:
+    """``keys`` (flattened) without those at their :data:`NEUTRAL_DEFAULTS` value."""
+    return {key: value for key, value in keys.items() if key not in NEUTRAL_DEFAULTS or value != NEUTRAL_DEFAULTS[key]}
+
+
+def with_neutral_defaults(keys: dict[str, Any]) -> dict[str, Any]:
+    """``keys`` (flattened) with those a config written before them lacks, at their :data:`NEUTRAL_DEFAULTS` value."""
+    return {**NEUTRAL_DEFAULTS, **keys}
 
 
 def is_inert(key: str, inert: tuple[str, ...]) -> bool:

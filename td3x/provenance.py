@@ -23,8 +23,9 @@ from td3x import numerics
 PACKAGES = ("td3x", "torch", "gymnasium", "mujoco", "numpy", "hydra-core", "omegaconf", "wandb")
 
 
-# instruction-set extensions that change which fp32 kernels run (avx2, avx512f), and for information newer ones
-ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile")
+# instruction-set extensions that change which fp32 kernels run (avx2, avx512f), and those that multiply bf16 in
+# hardware (run.precision=bf16 needs avx512_bf16 or amx_bf16)
+ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 
 
 def collect_provenance() -> dict[str, Any]:

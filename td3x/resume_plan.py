@@ -10,7 +10,6 @@ results. One process trains in a run dir at a time (:func:`exclusive`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import hashlib
 import json
@@ -21,18 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from td3x import checkpoint
-from td3x.config import Numerics, ResumeMode, SeedsConfig, TrainConfig, flatten, to_container
-from td3x.inert_keys import RESUME_INERT, is_inert
+from td3x.config import ResumeMode, TrainConfig, flatten, to_container
+from td3x.inert_keys import RESUME_INERT, is_inert, without_neutral_defaults
 from td3x.run_dir import CHECKPOINT_FILE, EVAL_FILE, METRICS_FILE
 
 RESULT_FILES = (EVAL_FILE, METRICS_FILE, CHECKPOINT_FILE)
-NUMERICS_KEY = "run.numerics"
-# keys added after runs were trained, at the value that changes nothing: there they stay out of the hash, so that a
-# config written before they existed (without them) hashes as it did
-HASH_NEUTRAL = {
-    NUMERICS_KEY: Numerics.native.name,
-    **{f"seeds.{field.name}": field.default for field in dataclasses.fields(SeedsConfig)},
-}
 
 
 class ResumeError(RuntimeError):
@@ -67,14 +59,15 @@ def learning_keys(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def hashed_keys(config: dict[str, Any]) -> dict[str, Any]:
-    """:func:`learning_keys` without the keys at their :data:`HASH_NEUTRAL` value: what the config hash covers."""
-    keys = learning_keys(config)
-    return {key: value for key, value in keys.items() if key not in HASH_NEUTRAL or value != HASH_NEUTRAL[key]}
+    """:func:`learning_keys` without the keys at their :data:`~td3x.inert_keys.NEUTRAL_DEFAULTS` value: what the
+    config hash covers."""
+    return without_neutral_defaults(learning_keys(config))
 
 
 def config_hash(config: dict[str, Any]) -> str:
-    """The hash of :func:`hashed_keys`: ``run.numerics`` counts only when not ``native`` and a ``seeds.*`` key only
-    when set, so that the config of a run trained before those keys existed hashes as it did."""
+    """The hash of :func:`hashed_keys`: ``run.numerics`` counts only when not ``native``, ``run.precision`` only when
+    not ``fp32`` and a ``seeds.*`` key only when set, so that the config of a run trained before those keys existed
+    hashes as it did."""
     return hashlib.sha256(json.dumps(hashed_keys(config), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

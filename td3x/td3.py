@@ -17,10 +17,11 @@ import torch
 from torch import Tensor, nn
 
 from td3x.callables import Policy
-from td3x.config import AgentConfig, TargetRule
+from td3x.config import AgentConfig, Precision, TargetRule
 from td3x.envs import EnvSpec
 from td3x.networks import Actor, CriticEnsemble
 from td3x.normalizer import make_normalizer
+from td3x.precision import loss_autocast
 from td3x.replay_buffer import Batch
 from td3x.seeding import Generators
 
@@ -40,6 +41,7 @@ class TD3:
         generators: one set per seed: ``init`` draws its initial weights, ``torch`` its target smoothing noise ε.
         normalize_obs: whether the networks see running-mean/std normalised observations (``env.normalize_obs``).
         compile: run the two losses through ``torch.compile`` (``run.compile``): the same math, fused kernels.
+        precision: the dtype of the networks' matrix products in the losses (``run.precision``, ``td3x.precision``).
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class TD3:
         generators: Sequence[Generators],
         normalize_obs: bool = False,
         compile: bool = False,
+        precision: Precision = Precision.fp32,
     ) -> None:
         self.discount, self.tau, self.policy_delay = config.discount, config.tau, config.policy_delay
         self.target_policy_noise, self.target_noise_clip = config.target_policy_noise, config.target_noise_clip
@@ -74,6 +77,7 @@ class TD3:
         self.actor_params, self.critic_params = list(self.actor.parameters()), list(self.critic.parameters())
         self.critic_loss = torch.compile(self._critic_loss) if compile else self._critic_loss
         self.actor_loss = torch.compile(self._actor_loss) if compile else self._actor_loss
+        self.loss_precision = loss_autocast(precision, device)  # around each loss, never an optimiser step
         self.num_updates = 0  # critic updates so far; the delay d counts these, never env steps
         self.delay_origin = 0  # d counts the critic updates since this one (moved by restart_delay)
 
@@ -118,7 +122,9 @@ class TD3:
     def critic_step(self, batch: Batch, obs: Tensor, record: bool = False) -> dict[str, Tensor]:
         """One Adam step of the critics on Σ_i N⁻¹ Σ (y - Q_θi(s, a))², y by the target rule with a fresh draw of
         the smoothing noise ε; ``obs`` is ``batch.obs`` as the networks see it (normalised). Metrics with ``record``."""
-        critic_loss, q, target = self.critic_loss(batch, obs, self.smoothing_noise(batch.action.shape))
+        noise = self.smoothing_noise(batch.action.shape)
+        with self.loss_precision():
+            critic_loss, q, target = self.critic_loss(batch, obs, noise)
         optimizer_step(self.critic_optimizer, critic_loss.sum(), self.critic_params)
         if not record:
             return {}
@@ -132,7 +138,8 @@ class TD3:
     def actor_step(self, obs: Tensor, record: bool = False) -> dict[str, Tensor]:
         """One Adam step of the actor on -N⁻¹ Σ Q_θ1(s, π_φ(s)) (the deterministic policy gradient ascends Q_θ1);
         the targets stay (``update`` moves them next). ``obs`` as in :meth:`critic_step`. Metrics with ``record``."""
-        actor_loss = self.actor_loss(obs)
+        with self.loss_precision():
+            actor_loss = self.actor_loss(obs)
         optimizer_step(self.actor_optimizer, actor_loss.sum(), self.actor_params)
         if not record:
             return {}
@@ -158,12 +165,12 @@ class TD3:
     def _critic_loss(self, batch: Batch, obs: Tensor, noise: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Σ_i N⁻¹ Σ (y - Q_θi(s, a))² of each seed (K,), with Q (K, n_critics, N) and y."""
         target = self.td_target(batch, noise)  # y
-        q = self.critic(obs, batch.action)  # Q_θi(s, a)
+        q = self.critic(obs, batch.action).float()  # Q_θi(s, a); under bf16 the loss is still reduced in fp32
         return ((q - target) ** 2).mean(dim=-1).sum(dim=-1), q, target
 
     def _actor_loss(self, obs: Tensor) -> Tensor:
         """-N⁻¹ Σ Q_θ1(s, π_φ(s)) of each seed (K,); with DQ-AC's two actors, actor i follows critic i."""
-        return -self.critic(obs, self.actor(obs), n_members=self.n_actors).mean(dim=-1).sum(dim=-1)
+        return -self.critic(obs, self.actor(obs), n_members=self.n_actors).float().mean(dim=-1).sum(dim=-1)
 
     @torch.no_grad()
     def td_target(self, batch: Batch, noise: Tensor | None = None) -> Tensor:
@@ -172,7 +179,7 @@ class TD3:
         has its own. ``noise`` is the smoothing noise ε (drawn here when not given)."""
         if noise is None:
             noise = self.smoothing_noise(batch.action.shape)
-        next_value = self.target_value(self, self.obs_normalizer(batch.next_obs), noise)
+        next_value = self.target_value(self, self.obs_normalizer(batch.next_obs), noise).float()  # y in fp32
         not_terminal = 1.0 - batch.terminated.unsqueeze(1)
         return batch.reward.unsqueeze(1) + self.discount * not_terminal * next_value
 

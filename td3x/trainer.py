@@ -69,7 +69,15 @@ class Trainer:
         self.seeds = seed_runs(config, run_dir, self.device, self.choices, wandb_run_ids)
         spec = env_spec(self.seeds[0].env)
         generators = [seed.generators for seed in self.seeds]
-        self.agent = TD3(spec, config.agent, self.device, generators, config.env.normalize_obs, config.run.compile)
+        self.agent = TD3(
+            spec,
+            config.agent,
+            self.device,
+            generators,
+            config.env.normalize_obs,
+            config.run.compile,
+            config.run.precision,
+        )
         self.buffer = ReplayBuffer(
             spec.obs_dim, spec.action_dim, config.agent.buffer_size, [g.replay for g in generators], self.device
         )

@@ -22,11 +22,11 @@ import numpy as np
 import torch
 import yaml
 
-from td3x import numerics
+from td3x import numerics, precision
 from td3x.callables import EvaluationCallback
 from td3x.config import Device, TrainConfig
 from td3x.envs import check_env, env_spec, make_env
-from td3x.provenance import collect_provenance
+from td3x.provenance import collect_provenance, cpu_flags
 from td3x.resume_plan import Plan, exclusive, plan
 from td3x.run_dir import (
     CHECKPOINT_FILE,
@@ -47,10 +47,12 @@ log = logging.getLogger(__name__)
 
 
 def check_runtime(config: TrainConfig) -> list[str]:
-    """Problems only the installed libraries can see: the env id and action space, CUDA."""
+    """Problems only the installed libraries and the hardware can see: the env id and action space, CUDA, bf16."""
     problems = check_env(config.env)
     if config.run.device is Device.cuda and not torch.cuda.is_available():
         problems.append("run.device='cuda' is not allowed: torch sees no CUDA device here; use auto or cpu")
+    else:
+        problems += precision.problems(config.run.precision, config.run.device.resolve(), cpu_flags())
     return problems or buffer_memory_problems(config)
 
 

@@ -39,6 +39,7 @@ FLOORS = {
     "td3x.replay_buffer": ALGORITHM,
     "td3x.seeding": ALGORITHM,
     "td3x.td3": ALGORITHM,
+    "td3x.precision": ALGORITHM,  # run.precision: the loss's autocast and where bf16 may run
     "td3x.overestimation": ALGORITHM,  # the paper's Figure 1 measure, on rollouts
     "td3x.rollout": ALGORITHM,  # the paper's evaluation protocol (§6.1)
     # the library
