@@ -165,6 +165,11 @@ class WandbLog:
     def update_summary(self, values: dict[str, Any]) -> None:
         self.guard("summary", lambda: self.run.summary.update(values))
 
+    def mark_preempting(self) -> None:
+        """W&B's own mark for a resumable stop: the server shows the run as preempted, not failed (offline, the
+        log holds a ``preempting`` record that ``wandb sync`` uploads)."""
+        self.guard("mark of a resumable stop", lambda: self.run.mark_preempting())
+
     def finish(self, exit_code: int) -> None:
         self.guard("finish", lambda: self.run.finish(exit_code=exit_code))
         self.run = None
@@ -223,9 +228,13 @@ class RunLoggers:
         write_json_atomic(self.run_dir / SUMMARY_FILE, clean)
         self.wandb.update_summary({key: value for key, value in clean.items() if value is not None})
 
-    def close(self, exit_code: int = 0) -> None:
+    def close(self, exit_code: int = 0, resumable: bool = False) -> None:
+        """Close the files and finish the W&B run; ``resumable``: a stop after a checkpoint (a signal, a
+        preemption), marked as W&B's preempted before the non-zero exit code."""
         self.eval_csv.close()
         self.metrics.close()
+        if resumable:
+            self.wandb.mark_preempting()
         self.wandb.finish(exit_code)
 
 
