@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from td3x.config import TrainConfig, to_container
-from td3x.run_dir import EVAL_FILE, METRICS_FILE, SUMMARY_FILE, WANDB_DIR, RunSummary, write_json_atomic
+from td3x.run_dir import (
+    CONFIG_FILE,
+    EVAL_FILE,
+    METRICS_FILE,
+    SUMMARY_FILE,
+    WANDB_DIR,
+    RunSummary,
+    read_yaml_mapping,
+    write_json_atomic,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +48,16 @@ def wandb_kwargs(config: TrainConfig, choices: dict[str, str], run_id: str | Non
         "tags": [config.env.id, agent, config.paper_row, f"seed{config.seed}", *config.logging.tags],
         "config": {**to_container(config), "choices": choices},
     }
+
+
+def recorded_run_kwargs(run_dir: Path, config: TrainConfig, run_id: str) -> dict[str, Any]:
+    """The W&B run of a trained run dir as training started it (its ``config.yaml``, choices included): for the
+    segment another command adds to it (``td3x-eval --video``), so that it reads as the same run."""
+    recorded = read_yaml_mapping(run_dir / CONFIG_FILE) if (run_dir / CONFIG_FILE).is_file() else {}
+    choices = recorded.get("choices")
+    return wandb_kwargs(config, choices if isinstance(choices, dict) else {}, run_id) | (
+        {"config": recorded} if recorded else {}
+    )
 
 
 class CsvLog:
