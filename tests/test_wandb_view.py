@@ -82,6 +82,8 @@ def test_a_sweep_prints_one_command_that_lists_its_four_runs_by_row_env_and_seed
     sweep_dir, printed = sweep
     (command,) = re.findall(r"td3x-sweep view \S+", printed)
     assert command == f"td3x-sweep view {sweep_dir}"
+    assert exit_code(sweep_main, ["status", str(sweep_dir)]) == 0
+    assert capsys.readouterr().out.endswith(f"all its runs in W&B's terminal viewer: {command}\n")
     assert exit_code(sweep_main, ["view", "--no-open", str(sweep_dir)]) == 0
     assert f"open them with: wandb leet {sweep_dir / 'wandb'}" in capsys.readouterr().out
 
