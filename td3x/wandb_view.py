@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from td3x.run_dir import CONFIG_FILE, WANDB_DIR, read_yaml_mapping, run_configs
+from td3x.run_dir import CONFIG_FILE, WANDB_DIR, RunFileError, read_yaml_mapping, run_configs
 
 LINK_PREFIX = "run-"  # a prefix wandb leet lists, and the shortest: the label gets the most of the shown width
 SEGMENT_NAME = re.compile(r"^(?:offline-)?run-(\d{8}_\d{6})-([a-z0-9]+)$")  # W&B's own name for a segment dir
@@ -95,6 +95,7 @@ def gather(path: Path) -> View:
 
     Raises:
         FileNotFoundError: ``path`` holds no run.
+        RunFileError: ``path/wandb`` cannot be written (not a dir, no permission).
     """
     from td3x.sweep import runs_below  # the sweep's own finder of runs (it imports this module for its command)
 
@@ -114,12 +115,15 @@ def gather(path: Path) -> View:
             continue
         names = link_names(run_label(read_yaml_mapping(config)), segments)
         links.update(zip(names, segments, strict=True))
-    view_dir.mkdir(exist_ok=True)
-    for entry in view_dir.iterdir():
-        if entry.is_symlink() and entry.name.startswith(LINK_PREFIX):
-            entry.unlink()
-    for name, segment in links.items():
-        os.symlink(os.path.relpath(segment, view_dir), view_dir / name, target_is_directory=True)
+    try:
+        view_dir.mkdir(exist_ok=True)
+        for entry in view_dir.iterdir():
+            if entry.is_symlink() and entry.name.startswith(LINK_PREFIX):
+                entry.unlink()
+        for name, segment in links.items():
+            os.symlink(os.path.relpath(segment, view_dir), view_dir / name, target_is_directory=True)
+    except OSError as error:
+        raise RunFileError(f"cannot link the runs into {view_dir}: {error.strerror or error}") from error
     return View(view_dir, len(configs) - without, len(links), without)
 
 
@@ -135,4 +139,6 @@ class ViewHint(Callback):
     """Hydra callback: at the end of a multirun, print the command that opens all its runs in ``wandb leet``."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        if OmegaConf.select(config, "logging.wandb_mode", default=None) == "disabled":
+            return  # no W&B run to view
         print(f"every run of this sweep in W&B's terminal viewer: {view_command(Path(str(config.hydra.sweep.dir)))}")

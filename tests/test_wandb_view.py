@@ -190,3 +190,15 @@ def test_a_run_dir_is_its_own_view_and_a_folder_without_runs_is_refused_in_one_l
     err = capsys.readouterr().err
     assert err == f"td3x-sweep: {empty} holds no run: not a sweep dir, a run dir or a folder of runs\n"
     assert not (empty / "wandb").exists()
+
+
+def test_a_view_that_cannot_be_written_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "runs" / "run"
+    segment(run_dir, "offline-run-20261101_130000-only0001")
+    (run_dir / "config.yaml").write_text("seed: 0\n")
+    (tmp_path / "runs" / "wandb").write_text("a file where the view should be")
+    assert exit_code(sweep_main, ["view", "--no-open", str(tmp_path / "runs")]) == 2
+    view_dir = tmp_path / "runs" / "wandb"
+    assert capsys.readouterr().err == f"td3x-sweep: cannot link the runs into {view_dir}: File exists\n"
