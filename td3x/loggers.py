@@ -185,8 +185,8 @@ class WandbLog:
         self.guard("summary", lambda: self.run.summary.update(values))
 
     def mark_preempting(self) -> None:
-        """W&B's own mark for a resumable stop: the server shows the run as preempted, not failed (offline, the
-        log holds a ``preempting`` record that ``wandb sync`` uploads)."""
+        """W&B's own mark for a stop that will be resumed, ``Run.mark_preempting()``: a preempted run to W&B, not a
+        failed one (offline, a ``preempting`` record in the log, which ``wandb sync`` uploads)."""
         self.guard("mark of a resumable stop", lambda: self.run.mark_preempting())
 
     def finish(self, exit_code: int) -> None:
@@ -249,7 +249,7 @@ class RunLoggers:
 
     def close(self, exit_code: int = 0, resumable: bool = False) -> None:
         """Close the files and finish the W&B run; ``resumable``: a stop after a checkpoint (a signal, a
-        preemption), marked as W&B's preempted before the non-zero exit code."""
+        preemption), given W&B's preempting mark before the non-zero exit code."""
         self.eval_csv.close()
         self.metrics.close()
         if resumable:
