@@ -27,7 +27,10 @@ for entry in "$wandb_dir"/run-* "$wandb_dir"/offline-run-*; do
     [[ -d "$entry" ]] && ln -s "$(realpath "$entry")" "$scratch/$(basename "$entry")"
 done
 
-tmux new-session -d -s "$session" -x "$columns" -y 40 "$python -m wandb leet $(printf '%q' "$scratch")"
+# leet's own settings file goes to the scratch dir too (WANDB_CONFIG_DIR), not to the user's W&B config
+mkdir "$scratch/config"
+tmux new-session -d -s "$session" -x "$columns" -y 40 \
+    "WANDB_CONFIG_DIR=$(printf '%q' "$scratch/config") $python -m wandb leet $(printf '%q' "$scratch")"
 
 screen() { tmux capture-pane -p -t "$session"; }
 # the header reads "Runs [N items]" once the W&B directory was scanned
