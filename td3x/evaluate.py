@@ -31,6 +31,7 @@ from td3x.export import (
     export_onnx,
     sample_observations,
 )
+from td3x.loggers import recorded_run_kwargs
 from td3x.numerics import NumericsError
 from td3x.rollout import EvalResult
 from td3x.run_dir import write_json_atomic
@@ -86,7 +87,9 @@ def record_videos(run: TrainedRun, episodes: int, first_seed: int, wandb_mode: s
         print(f"video: {video.path} (seed {video.seed}, return {video.episode_return:.2f}, {video.length + 1} frames)")
     if run.wandb_run_id is None or wandb_mode == "disabled":
         print("wandb: not logged (the run has no W&B run)" if run.wandb_run_id is None else "wandb: disabled")
-    elif log_to_run(run.run_dir, run.wandb_run_id, run.config.logging.project, wandb_mode, videos, run.step):
+        return videos
+    identity = recorded_run_kwargs(run.run_dir, run.config, run.wandb_run_id)
+    if log_to_run(run.run_dir, identity, wandb_mode, videos, run.step):
         print(f"wandb: {len(videos)} video(s) logged to run {run.wandb_run_id} ({wandb_mode}) at env step {run.step}")
     return videos
 

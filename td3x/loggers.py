@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from td3x.config import TrainConfig, to_container
-from td3x.run_dir import EVAL_FILE, METRICS_FILE, SUMMARY_FILE, WANDB_DIR, RunSummary, write_json_atomic
+from td3x.run_dir import (
+    CONFIG_FILE,
+    EVAL_FILE,
+    METRICS_FILE,
+    SUMMARY_FILE,
+    WANDB_DIR,
+    RunSummary,
+    read_yaml_mapping,
+    write_json_atomic,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +48,16 @@ def wandb_kwargs(config: TrainConfig, choices: dict[str, str], run_id: str | Non
         "tags": [config.env.id, agent, config.paper_row, f"seed{config.seed}", *config.logging.tags],
         "config": {**to_container(config), "choices": choices},
     }
+
+
+def recorded_run_kwargs(run_dir: Path, config: TrainConfig, run_id: str) -> dict[str, Any]:
+    """The W&B run of a trained run dir as training started it (its ``config.yaml``, choices included): for the
+    segment another command adds to it (``td3x-eval --video``), so that it reads as the same run."""
+    recorded = read_yaml_mapping(run_dir / CONFIG_FILE) if (run_dir / CONFIG_FILE).is_file() else {}
+    choices = recorded.get("choices")
+    return wandb_kwargs(config, choices if isinstance(choices, dict) else {}, run_id) | (
+        {"config": recorded} if recorded else {}
+    )
 
 
 class CsvLog:
@@ -165,6 +184,11 @@ class WandbLog:
     def update_summary(self, values: dict[str, Any]) -> None:
         self.guard("summary", lambda: self.run.summary.update(values))
 
+    def mark_preempting(self) -> None:
+        """W&B's own mark for a stop that will be resumed, ``Run.mark_preempting()``: a preempted run to W&B, not a
+        failed one (offline, a ``preempting`` record in the log, which ``wandb sync`` uploads)."""
+        self.guard("mark of a resumable stop", lambda: self.run.mark_preempting())
+
     def finish(self, exit_code: int) -> None:
         self.guard("finish", lambda: self.run.finish(exit_code=exit_code))
         self.run = None
@@ -223,9 +247,13 @@ class RunLoggers:
         write_json_atomic(self.run_dir / SUMMARY_FILE, clean)
         self.wandb.update_summary({key: value for key, value in clean.items() if value is not None})
 
-    def close(self, exit_code: int = 0) -> None:
+    def close(self, exit_code: int = 0, resumable: bool = False) -> None:
+        """Close the files and finish the W&B run; ``resumable``: a stop after a checkpoint (a signal, a
+        preemption), given W&B's preempting mark before the non-zero exit code."""
         self.eval_csv.close()
         self.metrics.close()
+        if resumable:
+            self.wandb.mark_preempting()
         self.wandb.finish(exit_code)
 
 

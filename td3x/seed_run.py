@@ -183,7 +183,8 @@ class SeedRun:
 
     def close(self, summary: RunSummary) -> None:
         self.loggers.write_summary(summary)
-        self.loggers.close(exit_code=0 if summary.status == "complete" else 1)
+        # "running": stopped after a checkpoint by a signal or a preemption, to be resumed
+        self.loggers.close(exit_code=0 if summary.status == "complete" else 1, resumable=summary.status == "running")
         self.env.close()
         for env in self.eval_envs:
             env.close()

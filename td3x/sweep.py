@@ -1,4 +1,4 @@
-"""``td3x-sweep``: list a multirun's jobs before launching it; follow, relaunch and recheck a launched one.
+"""``td3x-sweep``: list a multirun's jobs before launching it; follow, relaunch, recheck and view a launched one.
 
 ``td3x-sweep list +experiment=table2`` prints every job the same ``td3x-train`` overrides would launch
 (Hydra itself refuses ``-m --cfg job``): the count, each job's overrides, its run dir, and any job whose
@@ -6,7 +6,8 @@ config td3x would refuse. It composes each job's config exactly as Hydra's basic
 experiment's ``hydra.sweeper.params`` first, then the command line), through Hydra's public API and the rules
 of :mod:`td3x.overrides`, and creates nothing. ``status`` reads a sweep dir (every launch into it, as
 :mod:`td3x.launches` records them), a run dir, a K-seeds process dir or a folder of runs, and runs
-nothing; ``rerun`` and ``recheck`` train.
+nothing; ``rerun`` and ``recheck`` train. ``view`` gathers the W&B runs of any of these into one W&B directory
+and opens them in ``wandb leet`` (:mod:`td3x.wandb_view`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from td3x.run_dir import (
     run_configs,
     seed_run_dirs,
 )
+from td3x.wandb_view import gather, view_command, view_lines
 
 
 @dataclass(frozen=True)
@@ -420,7 +422,32 @@ def _provenance_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return changes or ["same versions, threads, CPU capability and code: look for nondeterministic ops or a device"]
 
 
-DESCRIPTION = "List a multirun's jobs before launching it; follow, relaunch and recheck a launched one."
+def show(command: str, path: Path, no_open: bool) -> int:
+    """``td3x-sweep status`` (with the command that views the runs) or ``td3x-sweep view``: both run nothing."""
+    if command == "view":
+        return open_view(path, no_open)
+    code = _print_status(path_states(path))
+    print(f"all its runs in W&B's terminal viewer: {view_command(path)}")
+    return code
+
+
+def open_view(path: Path, no_open: bool) -> int:
+    """``td3x-sweep view``: gather the runs at or below ``path`` (:func:`td3x.wandb_view.gather`), then open them
+    in ``wandb leet`` (in a terminal, unless ``no_open``) or print the command that does."""
+    view = gather(path)
+    for line in view_lines(view):
+        print(line)
+    if view.segments == 0:
+        print(f"td3x-sweep: {path} holds no W&B run to view", file=sys.stderr)
+        return 1
+    if no_open or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(f"open them with: {view.command()}")
+        return 0
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "wandb", "leet", str(view.wandb_dir)])
+
+
+DESCRIPTION = "List a multirun's jobs before launching it; follow, relaunch and recheck a launched one; view its runs."
 COMMANDS = {
     "list": "print every job a td3x-train multirun with these overrides would launch (its run dir, overrides, "
     "steps, seeds, threads and config errors), the counts of jobs and runs, and what a SLURM launcher asks for "
@@ -432,6 +459,8 @@ COMMANDS = {
     "at their next checkpoint; for one run dir use td3x-resume",
     "recheck": "trains briefly: re-run the first --runs complete runs of a sweep for --steps env steps in a "
     "scratch dir (the sweep is left alone) and compare their eval.csv bit for bit",
+    "view": "link every W&B run of a sweep dir, a K-seeds dir or a folder of runs into its wandb/ dir, named by "
+    "row, env and seed, and open them together in W&B's terminal viewer (wandb leet); runs nothing",
 }
 
 
@@ -457,6 +486,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for name in ("rerun", "recheck"):
         sub[name].add_argument("sweep_dir", type=Path, help="a sweep dir (the one holding multirun.yaml)")
+    sub["view"].add_argument(
+        "sweep_dir", type=Path, metavar="path", help="a sweep dir, a run dir, a K-seeds dir or a folder of runs"
+    )
+    sub["view"].add_argument(
+        "--no-open", action="store_true", help="link the runs and print the wandb leet command, without opening it"
+    )
     sub["recheck"].add_argument("--runs", type=int, default=2, help="how many complete runs to re-run")
     sub["recheck"].add_argument(
         "--steps", type=int, help="env steps per re-run (default: 2 run.eval_every + 1, so 3 evaluations compare)"
@@ -465,21 +500,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console script ``td3x-sweep``: list, status, rerun, recheck."""
+    """Console script ``td3x-sweep``: list, status, rerun, recheck, view."""
     args = build_parser().parse_args(argv)
     try:
         if args.command != "list" and not args.sweep_dir.is_dir():
             kind = "is a file" if args.sweep_dir.exists() else "does not exist"
             takes = (
                 "a sweep dir, a run dir, a K-seeds dir or a folder of runs"
-                if args.command == "status"
+                if args.command in ("status", "view")
                 else "a sweep dir"
             )
             raise FileNotFoundError(f"{args.sweep_dir} {kind}: td3x-sweep {args.command} takes {takes}")
         if args.command == "list":
             sys.exit(_print_list(list_jobs(list(args.overrides)), launcher_resources(list(args.overrides))))
-        if args.command == "status":
-            sys.exit(_print_status(path_states(args.sweep_dir)))
+        if args.command in ("status", "view"):
+            sys.exit(show(args.command, args.sweep_dir, no_open=getattr(args, "no_open", False)))
         if args.command == "recheck":
             sys.exit(recheck(args.sweep_dir, args.runs, args.steps))
         sys.exit(rerun(args.sweep_dir))

@@ -227,7 +227,7 @@ def wandb_media(videos: Sequence[RecordedEpisode]) -> dict[str, Any]:
 
 
 def log_to_run(
-    run_dir: Path, run_id: str, project: str, mode: str, videos: Sequence[RecordedEpisode], step: int
+    run_dir: Path, identity: dict[str, Any], mode: str, videos: Sequence[RecordedEpisode], step: int
 ) -> bool:
     """Add ``videos`` at env step ``step`` to the run's W&B run, resumed by id in ``run_dir/wandb``.
 
@@ -235,8 +235,8 @@ def log_to_run(
 
     Args:
         run_dir: the run dir (its ``wandb/`` holds the run).
-        run_id: the W&B run id stored in the checkpoint.
-        project: the run's W&B project (``logging.project``).
+        identity: the run's W&B id, project, group, name, tags and config, as training gave them
+            (:func:`td3x.loggers.recorded_run_kwargs`): offline, the new segment then reads as the same run.
         mode: ``offline`` (a new offline-run dir with the same id; ``wandb sync`` adds it to the run) or ``online``.
         videos: the recorded episodes.
         step: the env step of the policy in the videos.
@@ -246,11 +246,10 @@ def log_to_run(
 
         run = wandb.init(
             dir=str(run_dir),
-            id=run_id,
-            project=project,
             mode=mode,  # type: ignore[arg-type]  # one of the CLI's choices
             resume="allow",
             settings=wandb.Settings(init_timeout=120, quiet=True),
+            **identity,
         )
         run.define_metric(WANDB_KEY, step_metric="env_step")
         run.log({**wandb_media(videos), "env_step": step})

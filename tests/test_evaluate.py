@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from helpers.runs import TINY, train_tiny
 from helpers.scripts import exit_code
+from helpers.wandb_records import read_segments
 
 from td3x import checkpoint
 from td3x.config import EnvConfig, TrainConfig
@@ -90,6 +91,9 @@ def test_video_is_an_mp4_of_the_evaluation_episode_and_reaches_wandb(
     run_id = checkpoint.load(run_dir / CHECKPOINT_FILE)["wandb_run_id"]
     logged = list((run_dir / "wandb").glob(f"offline-run-*-{run_id}/files/media/videos/**/*.mp4"))
     assert len(logged) == 1  # the resumed offline run holds the video; `wandb sync` adds it to the run
+    training, videos = read_segments(run_dir)  # the video's segment reads as the run training started
+    assert (videos.name, videos.group, videos.tags) == (training.name, training.group, training.tags)
+    assert videos.config == training.config and videos.config["paper_row"] == "TD3"
 
 
 def test_training_videos_record_every_n_steps_and_never_stop_the_run(

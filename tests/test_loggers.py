@@ -1,5 +1,6 @@
 """The W&B mirror (td3x.loggers) after a resume: every row of metrics.jsonl and eval.csv exactly once, read back from
-the offline W&B files of every segment, after a real kill -9 and after a segment that had W&B off."""
+the offline W&B files of every segment, after a real kill -9 and after a segment that had W&B off; and the mark of a
+resumable stop (Ctrl-C) in W&B's own terms, read back with W&B's own reader."""
 
 from __future__ import annotations
 
@@ -121,3 +122,27 @@ def test_wandb_turned_on_at_a_resume_and_stopped_by_sigterm_holds_every_row_of_t
     assert len(files) == 2 and len({path.name for path in files}) == 1
     assert read_segments(run_dir)[0].history[-1]["env_step"] >= 500  # the stopped segment wrote its rows
     assert_every_row_once(run_dir)
+
+
+@pytest.mark.slow
+def test_a_run_stopped_by_ctrl_c_holds_wandb_own_preempting_mark_before_its_exit(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the whole foreground group, W&B's service included) stops the run after a checkpoint: a
+    resumable stop, which td3x marks with ``Run.mark_preempting()``. Read back by W&B's own reader of the log
+    (``wandb leet inspect --json``): a ``preempting`` record, then the exit; W&B's offline summary still calls the
+    run failed (its server turns the mark into "preempted"), as docs/viewing.md says."""
+    run_dir = tmp_path / "run"
+    command = [BIN / "td3x-train", "run.total_steps=800", *RUN, f"hydra.run.dir={run_dir}"]
+    stop_at(command, signal.SIGINT, run_dir, 400)  # past the checkpoint at 300
+    (log,) = find_run_files(run_dir)
+    records = [json.loads(line) for line in wandb_cli("leet", "inspect", "--json", str(log)).splitlines()]
+    kinds = [record["type"] for record in records]
+    assert "preempting" in kinds and kinds.index("preempting") < kinds.index("exit")
+    assert records[kinds.index("exit")]["exit"]["exit_code"] == 1
+    summary = json.loads(wandb_cli("leet", "inspect", "--summary", "--json", str(log)))
+    assert summary["state"] == "failed" and summary["summary"]["status"] == "running"
+
+
+def wandb_cli(*args: str) -> str:
+    done = subprocess.run([BIN / "wandb", *args], capture_output=True, text=True, timeout=120, env=environment())
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
