@@ -9,6 +9,7 @@ figure of a report, and legends sit beside the axes, outside the data.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -38,6 +39,7 @@ Dash = Literal["-", "--", ":"]  # matplotlib's solid, dashed and dotted lines
 LINE_STYLES: tuple[Dash, ...] = ("-", "--", ":")
 PLOTLY_DASH: dict[Dash, str] = {"-": "solid", "--": "dash", ":": "dot"}
 MAX_TICKS = 4  # x ticks per aggregate panel: its tick labels never touch
+LEGEND_CHARS = 52  # a legend entry's line: a Table 2 row with its fidelity numbers fits on one
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,18 @@ def reference_label(paper_env: str) -> str:
 
 
 def _legend_beside(ax: Axes) -> None:
-    """The legend to the right of the axes, top-aligned: outside the data however many rows there are."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False, borderaxespad=0.0)
+    """The legend to the right of the axes, top-aligned: outside the data however many rows there are; a long entry
+    (the authors' curve) wraps, so that the legend does not take the width the curves need."""
+    handles, names = ax.get_legend_handles_labels()
+    ax.legend(
+        handles,
+        [textwrap.fill(name, LEGEND_CHARS) for name in names],
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        fontsize="small",
+        frameon=False,
+        borderaxespad=0.0,
+    )
 
 
 def band_figure(bands: dict[str, Band], title: str, labels: tuple[str, str], styles: dict[str, Style]) -> Figure:
