@@ -325,7 +325,9 @@ def _curve_label(row: str, test: Fidelity | None) -> str:
     """A row's legend entry: its name, and where it was tested against the authors' curve, the outcome's numbers."""
     if test is None:
         return row
-    return f"{row}: p = {tables.p_text(test.run_mean.test.p)}, {test.text} points"
+    p = tables.p_text(test.run_mean.test.p)
+    relation = f"< {p[1:]}" if p.startswith("<") else f"= {p}"  # p < 0.001, not p = <0.001
+    return f"{row}: p {relation}, {test.text} points"
 
 
 def _authors_band(env_id: str, max_step: int) -> Band | None:
