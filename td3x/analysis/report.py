@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +39,8 @@ from td3x.analysis.seed_study import (
 from td3x.analysis.seeds import MIN_SEEDS, SeedStudy, study_seeds
 
 PLOTS_DIR = "plots"
+# a bias plot draws each row in its colour, and each of its estimates in a line style of its own
+BIAS_DASHES: dict[str, plots.Dash] = {"bias_q1": "-", "bias_min_q": "--"}
 
 
 class ReportError(RuntimeError):
@@ -247,37 +249,38 @@ class Figures:
     Attributes:
         directory: where the PNG and HTML files go.
         plotly_js: how the HTML pages get plotly.js (a key of ``plots.PLOTLY_JS``).
+        styles: per row, its colour and line style, the same in every figure.
     """
 
     directory: Path
     plotly_js: str
+    styles: dict[str, plots.Style]
     files: list[Path] = field(default_factory=list)
     not_drawn: list[str] = field(default_factory=list)
 
     def bands(
         self,
-        bands: dict[str, Band],
+        bands: dict[str, tuple[Band, plots.Style]],
         name: str,
         title: str,
         labels: tuple[str, str],
         empty: str,
-        reference: str | None = None,
     ) -> None:
         """Draw a band plot of the entries that hold a number; with none, note why it is not drawn.
 
         Args:
-            bands: per legend entry, its curve and band.
+            bands: per legend entry, its curve and band, and how it is drawn.
             name: the file name without suffix.
             title: the figure's title.
             labels: the x-axis and y-axis labels.
             empty: why every entry would be NaN, for the note.
-            reference: the legend entry of the authors' curve, if any.
         """
-        drawable = {label: band for label, band in bands.items() if np.isfinite(band.mean).any()}
+        drawable = {label: band for label, (band, _) in bands.items() if np.isfinite(band.mean).any()}
         if not drawable:
             self.not_drawn.append(f"`{PLOTS_DIR}/{name}` is not drawn because {empty}.")
             return
-        self.files += plots.band_plot(drawable, self.directory / name, title, labels, reference, self.plotly_js)
+        styles = {label: bands[label][1] for label in drawable}
+        self.files += plots.band_plot(drawable, self.directory / name, title, labels, styles, self.plotly_js)
 
 
 def write_plots(report: Report, plots_dir: Path, plotly_js: str = "directory") -> Figures:
@@ -288,12 +291,12 @@ def write_plots(report: Report, plots_dir: Path, plotly_js: str = "directory") -
         plots_dir: where the PNG and HTML files go.
         plotly_js: how the HTML plots get plotly.js (a key of ``plots.PLOTLY_JS``).
     """
-    figures = Figures(plots_dir, plotly_js)
+    figures = Figures(plots_dir, plotly_js, plots.row_styles(list(report.grid.rows)))
     for env_id in report.grid.envs:
         _curve_plots(report, env_id, figures)
         _bias_plots(report, env_id, figures)
         _seed_plots(report, env_id, figures)
-    figures.files += _aggregate_plots(report, plots_dir)
+    figures.files += _aggregate_plots(report, figures)
     for study in report.source_studies:
         figures.files += plot_study(study, plots_dir)
     return figures
@@ -307,26 +310,24 @@ def _curve_plots(report: Report, env_id: str, figures: Figures) -> None:
     cells = _env_stats(report, env_id)
     if not cells:
         return
-    bands = {s.cell.row: s.band for s in cells}
-    reference, name = _authors_band(env_id, max(int(s.steps[-1]) for s in cells)), None
+    tests = {f.row: f for f in report.fidelity if f.env_id == env_id}
+    bands = {_curve_label(s.cell.row, tests.get(s.cell.row)): (s.band, figures.styles[s.cell.row]) for s in cells}
+    reference = _authors_band(env_id, max(int(s.steps[-1]) for s in cells))
     if reference is not None:
-        name = plots.reference_label(paper_env(env_id) or env_id)
-        bands[name] = reference
-    counts = [
-        f"{f.row}: p = {tables.p_text(f.run_mean.test.p)} against the authors' (Welch, mean over 5k..T); "
-        f"{f.text} points within their mean ± 2 std"
-        for f in report.fidelity
-        if f.env_id == env_id
-    ]
-    figures.bands(
-        bands,
-        f"curves_{env_id}",
-        f"{env_id}: evaluation return, mean over seeds and 95% interval (Student-t below {MIN_BOOTSTRAP_SEEDS} seeds)"
-        + "".join(f"\n{line}" for line in counts),
-        ("env steps", "average return"),
-        "no run has a finite return",
-        reference=name,
-    )
+        bands[plots.reference_label(paper_env(env_id) or env_id)] = (reference, plots.REFERENCE_STYLE)
+    title = f"{env_id}: evaluation return, mean over seeds, 95% interval (Student-t below {MIN_BOOTSTRAP_SEEDS} seeds)"
+    if tests:
+        title += "\nbeside a row: p against the authors' (Welch, mean over 5k..T), points within their mean ± 2 std"
+    figures.bands(bands, f"curves_{env_id}", title, ("env steps", "average return"), "no run has a finite return")
+
+
+def _curve_label(row: str, test: Fidelity | None) -> str:
+    """A row's legend entry: its name, and where it was tested against the authors' curve, the outcome's numbers."""
+    if test is None:
+        return row
+    p = tables.p_text(test.run_mean.test.p)
+    relation = f"< {p[1:]}" if p.startswith("<") else f"= {p}"  # p < 0.001, not p = <0.001
+    return f"{row}: p {relation}, {test.text} points"
 
 
 def _authors_band(env_id: str, max_step: int) -> Band | None:
@@ -340,7 +341,7 @@ def _authors_band(env_id: str, max_step: int) -> Band | None:
 
 def _bias_plots(report: Report, env_id: str, figures: Figures) -> None:
     bands = {
-        f"{s.cell.row}: {BIAS_COLUMNS[column]}": band
+        f"{s.cell.row}: {BIAS_COLUMNS[column]}": (band, replace(figures.styles[s.cell.row], dash=BIAS_DASHES[column]))
         for s in _env_stats(report, env_id)
         for column, band in s.bias.items()
     }
@@ -357,7 +358,8 @@ def _bias_plots(report: Report, env_id: str, figures: Figures) -> None:
 
 
 def _seed_plots(report: Report, env_id: str, figures: Figures) -> None:
-    bands = {study.row: study.ci_width for study in report.studies if study.env_id == env_id}
+    studies = [study for study in report.studies if study.env_id == env_id]
+    bands = {study.row: (study.ci_width, figures.styles[study.row]) for study in studies}
     if not bands:
         return
     figures.bands(
@@ -369,18 +371,19 @@ def _seed_plots(report: Report, env_id: str, figures: Figures) -> None:
     )
 
 
-def _aggregate_plots(report: Report, plots_dir: Path) -> list[Path]:
+def _aggregate_plots(report: Report, figures: Figures) -> list[Path]:
     if not report.aggregates:
         return []
+    plots_dir, styles = figures.directory, figures.styles
     plots_dir.mkdir(parents=True, exist_ok=True)
     settings = report.settings
     estimates = {a.row: (a.iqm, a.mean) for a in report.aggregates}
-    files = [plots.interval_plot(estimates, plots_dir / "aggregates.png")]
+    files = [plots.interval_plot(estimates, plots_dir / "aggregates.png", styles)]
     improvements = {(a.row, a.reference): a.improvement for a in report.aggregates if a.improvement and a.reference}
     if improvements:
-        files.append(plots.improvement_plot(improvements, plots_dir / "probability_of_improvement.png"))
+        files.append(plots.improvement_plot(improvements, plots_dir / "probability_of_improvement.png", styles))
     taus, profiles, cis = row_profiles(report.aggregates, settings.reps, settings.seed)
-    files.append(plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png"))
+    files.append(plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png", styles))
     return files
 
 

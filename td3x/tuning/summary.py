@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure  # no pyplot: files only, no display, no global state
+from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, StrMethodFormatter
 from optuna.trial import FrozenTrial, TrialState
 
 from td3x.run_dir import SUMMARY_FILE, read_json_mapping, run_configs, write_json_atomic
@@ -20,6 +22,9 @@ from td3x.tuning.scores import mean_interval
 from td3x.tuning.study import RUN_DIR_ATTR, StudySettings
 
 SUMMARY_DIR = "summary"
+PANELS_PER_ROW = 3  # params.png: a grid of panels, each wide enough for its tick labels
+MAX_TICKS = 4  # x ticks per panel (a log axis: 1, 2 and 5 times each power of ten over up to 1.5 decades)
+LOG_TICKS, MAX_LOG_TICK_DECADES = (1.0, 2.0, 5.0), 1.5
 
 
 def _process_summary(run_dir: Path) -> dict[str, Any] | None:
@@ -89,7 +94,7 @@ def scored(trials: list[FrozenTrial], state: TrialState) -> list[tuple[FrozenTri
 
 def plot_history(trials: list[FrozenTrial], path: Path, metric: str) -> None:
     """Each finished trial's score in trial order (pruned ones at their last running score), the best so far."""
-    figure = Figure(figsize=(7, 4))
+    figure = Figure(figsize=(8, 4), layout="constrained")
     axes = figure.subplots()
     best, best_line = -math.inf, []
     for trial in trials:
@@ -101,19 +106,28 @@ def plot_history(trials: list[FrozenTrial], path: Path, metric: str) -> None:
         axes.scatter([t.number for t, _ in shown], [v for _, v in shown], marker=marker, label=state.name.lower())
     axes.plot([t.number for t in trials], best_line, color="black", drawstyle="steps-post", label="best so far")
     axes.set(xlabel="trial", ylabel=metric, title="optimisation history")
-    axes.legend()
-    figure.tight_layout()
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, borderaxespad=0.0)
     figure.savefig(path, dpi=100)
 
 
 def plot_params(trials: list[FrozenTrial], path: Path, metric: str) -> None:
     """One panel per param: each finished trial's score against the value it drew (log axis for log ranges)."""
+    figure = params_figure(trials, metric)
+    if figure is not None:
+        figure.savefig(path, dpi=100)
+
+
+def params_figure(trials: list[FrozenTrial], metric: str) -> Figure | None:
+    """``plot_params``' figure: a grid of ``PANELS_PER_ROW`` panels a row, one legend above; None with no params."""
     names = sorted({name for trial in trials for name in trial.distributions})
     if not names:
-        return
-    figure = Figure(figsize=(3.5 * len(names), 3.5))
-    axes_row = figure.subplots(1, len(names), squeeze=False)
-    for axes, name in zip(axes_row[0], names, strict=True):
+        return None
+    columns = min(len(names), PANELS_PER_ROW)
+    rows = math.ceil(len(names) / columns)
+    figure = Figure(figsize=(3.8 * columns, 3.2 * rows), layout="constrained")
+    panels = figure.subplots(rows, columns, squeeze=False, sharey=True).flatten()
+    for axes, name in zip(panels, names, strict=False):
         for state, marker in ((TrialState.COMPLETE, "o"), (TrialState.PRUNED, "x")):
             shown = [(t, v) for t, v in scored(trials, state) if name in t.params]
             axes.scatter(
@@ -123,12 +137,32 @@ def plot_params(trials: list[FrozenTrial], path: Path, metric: str) -> None:
                 label=state.name.lower(),
             )
         distribution = next(t.distributions[name] for t in trials if name in t.distributions)
-        if getattr(distribution, "log", False):
-            axes.set_xscale("log")
-        axes.set(xlabel=name, ylabel=metric)
-    axes_row[0][0].legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
+        _param_axis(axes, log=getattr(distribution, "log", False))
+        axes.set(xlabel=name)
+    for axes in panels[len(names) :]:
+        axes.set_visible(False)
+    for axes in panels[::columns]:
+        axes.set(ylabel=metric)
+    figure.legend(*panels[0].get_legend_handles_labels(), loc="outside upper right", ncols=2, frameon=False)
+    return figure
+
+
+def _param_axis(axes: Axes, log: bool) -> None:
+    """At most about ``MAX_TICKS`` plain-number labels, tilted, so that neighbours never touch."""
+    if log:
+        axes.set_xscale("log")
+        low, high = axes.get_xlim()
+        decades = math.log10(high / low)
+        if decades < 1:  # matplotlib's log ticks would label every multiple of 10^k there: 2, 3, ... 9 x 10^-4
+            axes.xaxis.set_major_locator(MaxNLocator(MAX_TICKS))
+        else:
+            subs = LOG_TICKS if decades <= MAX_LOG_TICK_DECADES else (1.0,)
+            axes.xaxis.set_major_locator(LogLocator(subs=subs, numticks=MAX_TICKS + 1))
+        axes.xaxis.set_minor_formatter(NullFormatter())
+        axes.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+    elif not axes.xaxis.units:  # a categorical param's axis keeps one tick per value
+        axes.xaxis.set_major_locator(MaxNLocator(MAX_TICKS))
+    axes.tick_params(axis="x", labelrotation=30)
 
 
 def _categorical(trial: FrozenTrial, name: str) -> bool:
