@@ -34,6 +34,7 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
+from omegaconf.errors import OmegaConfBaseException
 
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
@@ -269,8 +270,8 @@ def announce_launch(arguments: list[str]) -> None:
         if not flags and not _is_multirun(overrides):
             return
         message = launch_cost(list_jobs(overrides), time.time())
-    except (ConfigError, HydraException, RunFileError):
-        return
+    except (ConfigError, HydraException, OmegaConfBaseException, RunFileError):
+        return  # the launch itself reports the problem, one line
     if message:
         print(message, file=sys.stderr)
 
