@@ -22,6 +22,7 @@ from td3x.cli import VERSION_LINE
 from td3x.cli_run import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, register_configs, to_typed
 from td3x.overrides import default_choices, group_options, override_problems, run_choices
+from td3x.sweep import announce_launch
 from td3x.training import check_runtime
 
 
@@ -124,6 +125,7 @@ def main() -> None:
             print(f"config error: {problem}", file=sys.stderr)
         sys.exit(2)
     numerics.restart_if_portable_asks(arguments)  # before Hydra creates a dir or a launcher starts a worker
+    announce_launch(arguments)  # a sweep's size and cost, before its jobs start
     register_configs()
     _hydra_main()
 

@@ -13,6 +13,7 @@ and opens them in ``wandb leet`` (:mod:`td3x.wandb_view`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import json
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
+from omegaconf.errors import OmegaConfBaseException
 
 from td3x.cli import HelpFormatter, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
@@ -69,6 +71,15 @@ class Job:
     @property
     def seeds(self) -> range:
         return range(self.seed, self.seed + self.num_seeds)
+
+
+@contextlib.contextmanager
+def _composing() -> Iterator[None]:
+    """Hydra initialised on td3x's configs, as for a launch, for the ``_compose`` calls inside."""
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        yield
 
 
 def _compose(overrides: list[str]) -> DictConfig:
@@ -165,9 +176,7 @@ def check_overrides(arguments: list[str]) -> None:
 def list_jobs(arguments: list[str]) -> list[Job]:
     """The jobs of a multirun with these overrides (checked first, as td3x-train checks them: ConfigError)."""
     check_overrides(arguments)
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with _composing():
         composer = JobComposer()
         return with_seed_overlaps([composer.describe(overrides) for overrides in job_overrides(arguments)])
 
@@ -196,9 +205,7 @@ def with_seed_overlaps(jobs: list[Job]) -> list[Job]:
 def launcher_resources(arguments: list[str]) -> str | None:
     """What a SLURM launcher asks for each job (one value for the whole array, resolved from the sweep's config as
     Hydra's launcher resolves it), or None for launchers without these settings."""
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with _composing():
         launcher = _sweep_config(arguments).hydra.launcher
         if "cpus_per_task" not in launcher:
             return None
@@ -219,6 +226,62 @@ def _print_list(jobs: list[Job], resources: str | None = None) -> int:
     if resources:
         print(resources)
     return 2 if refused else 0
+
+
+# ---------------------------------------------------------------------- a launch's size and cost, before it starts
+# the speed a launch's cost is estimated at, measured and committed: td3x's reference runs of TD3 (agent=td3_paper)
+# on Hopper-v5, 100k env steps each with the paper's evaluations, one thread, 2-3 seeds a process, on an AMD EPYC
+# (docs/results/report/compute.csv, "env steps per core-second"; tests/test_sweep.py checks it is that table's)
+MEASURED_STEPS_PER_CORE_SECOND = 69.4
+MEASURED_ON = "TD3 agent=td3_paper on Hopper-v5 in td3x's reference runs, one thread, AMD EPYC; docs/results"
+ANNOUNCE_FROM_CORE_HOURS = 1.0  # a launch estimated at less is not announced
+
+
+def launch_cost(jobs: list[Job], now: float) -> str | None:
+    """One line with the size and estimated cost of what the jobs have left to train (steps their run dirs
+    already hold are not counted again), or None below ANNOUNCE_FROM_CORE_HOURS."""
+    runs = sum(job.num_seeds for job in jobs)
+    steps = 0
+    for job in jobs:
+        for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
+            try:
+                steps += max(job.total_steps - run_state(seed_dir, job.total_steps, now).steps, 0)
+            except RunFileError:  # a broken summary: the run trains again from what its checkpoint holds
+                steps += job.total_steps
+    core_hours = steps / MEASURED_STEPS_PER_CORE_SECOND / 3600
+    if core_hours < ANNOUNCE_FROM_CORE_HOURS:
+        return None
+    return (
+        f"this sweep: {len(jobs)} jobs, {runs} runs, {steps:,} env steps to train: about {core_hours:,.0f} "
+        f"core-hours at {MEASURED_STEPS_PER_CORE_SECOND} env steps per core-second ({MEASURED_ON}); your CPU, env "
+        "and agent set the real rate; td3x-sweep list shows its jobs"
+    )
+
+
+def announce_launch(arguments: list[str]) -> None:
+    """Print a multirun's size and estimated cost (``launch_cost``) to stderr before Hydra starts its jobs;
+    nothing for a single run, a command that trains nothing (``--cfg``, ``--info``, ...) or overrides td3x-train
+    refuses (it reports those itself)."""
+    flags = [argument for argument in arguments if argument.startswith("-")]
+    overrides = [argument for argument in arguments if not argument.startswith("-")]
+    if any(flag not in ("-m", "--multirun") for flag in flags):
+        return
+    if not flags and not any("experiment=" in override for override in overrides):
+        return  # no -m and no experiment: a single run, not composed twice
+    try:
+        if not flags and not _is_multirun(overrides):
+            return
+        message = launch_cost(list_jobs(overrides), time.time())
+    except (ConfigError, HydraException, OmegaConfBaseException, RunFileError):
+        return  # the launch itself reports the problem, one line
+    if message:
+        print(message, file=sys.stderr)
+
+
+def _is_multirun(overrides: list[str]) -> bool:
+    """Whether these overrides, without ``-m``, launch a multirun (an experiment that sets ``hydra.mode``)."""
+    with _composing():
+        return bool(_sweep_config(overrides).hydra.mode == RunMode.MULTIRUN)
 
 
 # ---------------------------------------------------------------------- status and rerun of a launched sweep

@@ -82,10 +82,16 @@ def test_the_study_trains_each_condition_with_only_its_source_varying(study: Pat
     assert {f"return_mean_set_{j}" for j in range(1, N)} <= set(header)  # one run, N sets of start states
 
 
-@pytest.mark.slow
-def test_td3x_report_writes_the_study_and_the_control_has_zero_spread(study: Path, tmp_path: Path) -> None:
-    out = tmp_path / "report"
+@pytest.fixture(scope="module")
+def report(study: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report")
     assert report_main([str(study), "--out", str(out), "--plotly", "none", "--reps", "200"]) == 0
+    return out
+
+
+@pytest.mark.slow
+def test_td3x_report_writes_the_study_and_the_control_has_zero_spread(report: Path) -> None:
+    out = report
     spreads = pd.read_csv(out / "seed_sources.csv")
     assert list(dict.fromkeys(spreads["condition"])) == list(CONDITIONS)
     assert set(spreads["n"]) == {N, 2}  # N runs a condition, N evaluation sets, two repeats
@@ -134,8 +140,47 @@ def test_two_studies_of_one_env_in_one_folder_stay_apart(study: Path, tmp_path: 
             path.write_text(yaml.safe_dump(config))
     studies = study_sources(find_runs([tmp_path]))
     assert sorted(s.label for s in studies) == [
-        "Pendulum-v1 td3 TD3 400 steps",
-        "Pendulum-v1 td3_paper TD3 400 steps",
+        "Pendulum-v1 TD3 agent=td3 noise=gaussian",
+        "Pendulum-v1 TD3 agent=td3_paper noise=gaussian",
     ]
     for found in studies:  # each study holds only its own runs: N a condition, as in one folder alone
         assert len(found.samples["weights"]) == N and len(found.samples["repeat"]) == 2
+
+
+@pytest.mark.slow
+def test_a_clean_study_s_report_warns_of_nothing(report: Path) -> None:
+    # evaluation and the repeats train one seed by design: no seed is missing, and no cell is marked (!)
+    text = (report / "report.md").read_text()
+    assert pd.read_csv(report / "not_averaged.csv").empty
+    assert "0 cells are marked (!)" in text and "(!)" not in text.split("## ", 1)[1]
+    assert "no run dir" not in text and "No cell has" not in text  # the N-seeds section of cells of 6+ seeds
+    assert "None: every cell averages all its seeds." in text
+    rows = pd.read_csv(report / "table2.csv")["row"]
+    assert sorted(rows) == sorted(f"TD3 [seed_study={name}]" for name in (*CONDITIONS[:-1], "repeat_1", "repeat_2"))
+
+
+def launch_dirs(folder: Path, marker: str) -> list[str]:
+    return sorted(str(path) for path in (folder / "pendulum" / "none").iterdir() if marker in path.name)
+
+
+@pytest.mark.slow
+def test_a_folder_holding_two_launches_is_refused_in_one_line_and_each_launch_reports_alone(
+    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the experiment's sweep dir is literal: an aborted try with other steps lands in the same folder
+    folder = tmp_path / "seed_study"
+    shutil.copytree(study, folder)
+    aborted = [*(o for o in STUDY if not o.startswith("run.total_steps=")), "run.total_steps=300"]
+    only = "hydra.sweeper.params.seed_study='all_vary,repeat_1'"
+    tried = td3x("td3x.entrypoint", *aborted, only, f"hydra.sweep.dir={folder}")
+    assert tried.returncode == 0, tried.stderr[-3000:]
+    capsys.readouterr()
+    assert report_main([str(folder), "--out", str(tmp_path / "both"), "--plotly", "none", "--reps", "50"]) == 2
+    error = capsys.readouterr().err
+    assert len(error.splitlines()) == 1 and not (tmp_path / "both").exists()
+    assert "2 launches" in error and "run.total_steps=300: 2 job dirs" in error
+    assert "run.total_steps=400: 10 job dirs" in error and "td3x-report DIR [DIR ...]" in error
+    one = launch_dirs(folder, "run.total_steps=400")
+    assert report_main([*one, "--out", str(tmp_path / "one"), "--plotly", "none", "--reps", "50"]) == 0
+    assert pd.read_csv(tmp_path / "one" / "not_averaged.csv").empty
+    assert pd.read_csv(tmp_path / "one" / "seed_sources.csv")["study"].unique().tolist() == ["Pendulum-v1"]

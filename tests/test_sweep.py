@@ -42,7 +42,15 @@ from td3x.analysis.runs import find_runs
 from td3x.config import CONF_DIR, TrainConfig
 from td3x.launches import sweep_dir_override
 from td3x.run_dir import seed_run_dirs
-from td3x.sweep import Job, launcher_resources, list_jobs, main
+from td3x.sweep import (
+    MEASURED_ON,
+    MEASURED_STEPS_PER_CORE_SECOND,
+    Job,
+    launch_cost,
+    launcher_resources,
+    list_jobs,
+    main,
+)
 from td3x.sweep import main as sweep_main
 from td3x.trainer import RunInterrupted, TrainingError
 from td3x.training import run
@@ -487,3 +495,50 @@ def test_table2_smoke_runs_every_row_through_the_entrypoint(tmp_path: Path) -> N
         assert config["agent"]["hidden_sizes"] == [32, 32] and config["env"]["id"] == "Hopper-v5"
         rows.add(config["paper_row"])
     assert len(run_dirs) == 22 and len(rows) == 11  # 11 rows x 2 seeds
+
+
+# ---------------------------------------------------------------------- a launch's size and cost, before it starts
+COMPUTE_TABLE = Path(__file__).resolve().parents[1] / "docs" / "results" / "report" / "compute.csv"
+STUDY_RUNS = Path(__file__).resolve().parents[1] / "docs" / "results" / "seed_study" / "runs"
+STUDY_15K = ["+experiment=seed_study", "env=hopper", "agent=td3_paper", "run.total_steps=15000"]
+
+
+def test_the_rate_a_launch_is_costed_at_is_the_committed_measurement_it_names() -> None:
+    with COMPUTE_TABLE.open() as file:
+        measured = next(
+            row for row in csv.DictReader(file) if (row["row"], row["env"]) == ("TD3 [agent=td3_paper]", "Hopper-v5")
+        )
+    assert float(measured["env steps per core-second"]) == MEASURED_STEPS_PER_CORE_SECOND
+    assert "agent=td3_paper on Hopper-v5" in MEASURED_ON and "docs/results" in MEASURED_ON
+
+
+def test_the_full_seed_study_is_sized_and_costed_and_a_small_sweep_is_not(tmp_path: Path) -> None:
+    jobs = list_jobs(["+experiment=seed_study", "env=hopper", "agent=td3_paper", f"hydra.sweep.dir={tmp_path}"])
+    assert launch_cost(jobs, time.time()) == (
+        "this sweep: 10 jobs, 38 runs, 38,000,000 env steps to train: about 152 core-hours at 69.4 env steps per "
+        f"core-second ({MEASURED_ON}); your CPU, env and agent set the real rate; td3x-sweep list shows its jobs"
+    )
+    assert launch_cost(list_jobs([*SWEEP[1:], f"hydra.sweep.dir={tmp_path}"]), time.time()) is None
+
+
+def test_a_relaunch_is_costed_by_the_steps_its_runs_have_left(tmp_path: Path) -> None:
+    jobs = list_jobs([*STUDY_15K, f"hydra.sweep.dir={tmp_path}"])
+    assert "38 runs, 570,000 env steps to train: about 2 core-hours" in str(launch_cost(jobs, time.time()))
+    shutil.copytree(STUDY_RUNS, tmp_path, dirs_exist_ok=True)  # the committed study: the same job dirs, complete
+    assert launch_cost(jobs, time.time()) is None
+    shutil.rmtree(next(tmp_path.rglob("*seed_study=all_vary")))  # one job of 5 runs to train again: 75,000 steps
+    assert launch_cost(jobs, time.time()) is None  # under an hour
+
+
+@pytest.mark.slow
+def test_td3x_train_prints_the_cost_before_the_first_job_starts(tmp_path: Path) -> None:
+    environment = {**without_wandb_settings(), "WANDB_MODE": "disabled"}
+    command = [sys.executable, "-m", "td3x.entrypoint", "-m", "env=hopper", "seed=0,1", f"hydra.sweep.dir={tmp_path}"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=environment)
+    try:
+        assert process.stderr is not None
+        first_line = process.stderr.readline()  # printed before Hydra is called: no job has started
+    finally:
+        process.kill()
+        process.wait()
+    assert first_line.startswith("this sweep: 2 jobs, 2 runs, 2,000,000 env steps to train: about 8 core-hours at ")

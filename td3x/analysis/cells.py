@@ -126,7 +126,8 @@ def row_labels(runs: list[Run]) -> list[str]:
     return labels
 
 
-LABEL_GROUPS = ("agent", "noise", "seed_study")  # group options that set result keys: a row variant's readable name
+STUDY_GROUP = "seed_study"  # +experiment=seed_study's group: its option names a run's condition (seed_study.py)
+LABEL_GROUPS = ("agent", "noise", STUDY_GROUP)  # group options that set result keys: a row variant's readable name
 
 
 def label_choices(run: Run) -> dict[str, str]:
@@ -170,12 +171,26 @@ def make_grid(runs: list[Run]) -> Grid:
     for run in runs:
         seeds_on_env[run.env_id].add(run.seed)
     cells = {
-        (label, env_id): make_cell(label, env_id, group, seeds_on_env[env_id])
+        (label, env_id): make_cell(label, env_id, group, expected_seeds(group, seeds_on_env[env_id]))
         for (label, env_id), group in members.items()
     }
     rows = sorted({label for label, _ in cells}, key=lambda label: _row_order(label, cells))
     envs = sorted({env_id for _, env_id in cells}, key=_env_order)
     return Grid(rows, envs, cells)
+
+
+def expected_seeds(runs: list[Run], env_seeds: set[int]) -> set[int]:
+    """The seeds a cell should have: those of every run on its env, but only its own for a seed study's one-seed
+    conditions (``evaluation`` and the repeats train one seed, ``run.num_seeds=1``, by design).
+
+    Args:
+        runs: the cell's runs.
+        env_seeds: the seeds of every run on the cell's env.
+    """
+    one_seed_study = all(
+        (run.config.get("choices") or {}).get(STUDY_GROUP) is not None and run.num_seeds == 1 for run in runs
+    )
+    return {run.seed for run in runs} if one_seed_study else env_seeds
 
 
 def make_cell(row: str, env_id: str, runs: Iterable[Run], expected_seeds: set[int]) -> Cell:

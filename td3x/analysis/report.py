@@ -29,7 +29,9 @@ from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Band, last10_scores
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, paper_env
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_study import (
+    MixedLaunchesError,
     SourceStudy,
+    condition,
     plot_study,
     samples_frame,
     sources_section,
@@ -109,6 +111,10 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     runs = find_runs(paths)
     if not runs:
         raise ReportError(f"no run dirs (directories holding td3x's config.yaml) under {', '.join(map(str, paths))}")
+    try:
+        source_studies = study_sources(runs)
+    except MixedLaunchesError as error:
+        raise ReportError(f"{', '.join(map(str, paths))}: {error}") from error
     grid = make_grid(runs)
     stats = {}  # in display order (rows, then envs): every table, plot and study follows it
     for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
@@ -134,7 +140,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         studies,
         against_authors,
         settings,
-        study_sources(runs),
+        source_studies,
         peer_comparisons(against_authors, [row for row in grid.rows if grid.paper_row(row) == PEER_OF]),
     )
 
@@ -443,7 +449,7 @@ def render_markdown(
         frame = frames[f"return_at_{at_step}" if name == "return_at" else name]
         section = [f"## {title.format(at_step=at_step)}", text, tables.markdown(frame), *_mark_notes(frame)]
         parts.append("\n\n".join(piece for piece in section if piece))
-    parts += [_fidelity_section(report, frames), _aggregates_section(report, frames), _seed_section(frames)]
+    parts += [_fidelity_section(report, frames), _aggregates_section(report, frames), _seed_section(report, frames)]
     parts.append(sources_section(report.source_studies))
     parts.append(_compute_section(frames))
     parts.append(_not_averaged_section(frames))
@@ -569,9 +575,11 @@ def _aggregates_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
     )
 
 
-def _seed_section(frames: dict[str, pd.DataFrame]) -> str:
+def _seed_section(report: Report, frames: dict[str, pd.DataFrame]) -> str:
     if "seed_study" not in frames:
-        return f"## Seed study\n\nNo cell has {MIN_SEEDS} or more complete seeds."
+        # a folder of a seed study alone (N = 5 runs a condition) has its own section: no word on what it lacks
+        only_studies = report.source_studies and all(condition(run) is not None for run in report.runs)
+        return "" if only_studies else f"## Seed study\n\nNo cell has {MIN_SEEDS} or more complete seeds."
     return (
         f"## Seed study (cells with {MIN_SEEDS} or more seeds)\n\nThe spread of per-seed last-10 means, the mean "
         "width of the 95% bootstrap CI of the mean with 3 seeds and with all of them (every size in "

@@ -68,6 +68,11 @@ class Run:
         return int(self.config["seed"])
 
     @property
+    def num_seeds(self) -> int:
+        """``run.num_seeds``: the seeds its process trained (each in a ``seed_<k>`` dir below the job's when > 1)."""
+        return int((self.config.get("run") or {}).get("num_seeds", 1))
+
+    @property
     def steps(self) -> np.ndarray:
         return self.evals["step"].to_numpy(dtype=np.int64)
 

@@ -15,6 +15,12 @@ below the rest"); outliers are marked, not removed. A run ends *below its start*
 its own step-0 return, the untrained policy's (a run that unlearned, whatever its condition's spread: the MAD rule
 misses such a run when the other runs spread widely); marked too. Failed and unfinished runs are listed and left
 out.
+
+A folder may hold several studies of one env (the experiment's sweep dir is literal): studies with other group
+options (``agent``, ``noise``) or another ``paper_row`` stay apart, as the report's rows do. Two *launches* with the
+same options but other settings (``run.total_steps``, N, the job's seed, any other key) would mix their conditions
+in one row each, so the report refuses them with one line that says how to separate them
+(:class:`MixedLaunchesError`).
 """
 
 from __future__ import annotations
@@ -32,14 +38,16 @@ from matplotlib import pyplot as plt
 from scipy import stats
 
 from td3x.analysis import tables
+from td3x.analysis.cells import STUDY_GROUP, differing, result_keys
 from td3x.analysis.runs import Run
 
-STUDY_GROUP = "seed_study"  # the Hydra group whose option names a run's condition
 ALL_VARY = "all_vary"
 EVALUATION = "evaluation"
 REPEAT = "repeat"  # repeat_1, repeat_2: one condition, the determinism control
+SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # a condition each, pinning the others
 # the conditions in display order: the all-vary reference, each training source, measurement, the control
-CONDITIONS = (ALL_VARY, "weights", "env", "warmup", "exploration", "replay", "smoothing", EVALUATION, REPEAT)
+CONDITIONS = (ALL_VARY, *SOURCES, EVALUATION, REPEAT)
+SOURCE_KEYS = frozenset(f"seeds.{source}" for source in SOURCES)  # what tells a launch's conditions apart
 STATISTICS = {"mean_over_run": "mean return over the run", "final": "final return"}
 OUTLIER_MADS = 3.0  # a run this many scaled MADs (1.4826·MAD ≈ SD for normal data) below its condition's median
 CONFIDENCE = 0.95
@@ -117,17 +125,26 @@ def condition(run: Run) -> str | None:
     return REPEAT if str(option).startswith(REPEAT) else str(option)
 
 
+class MixedLaunchesError(ValueError):
+    """Runs of several launches of one study that the report's rows cannot tell apart (see the module doc)."""
+
+
 def study_sources(runs: list[Run]) -> list[SourceStudy]:
-    """One study per env and setting (agent, row, steps: runs of other settings are not each other's controls)
+    """One study per env and options (agent, noise, row: runs of other options are not each other's controls)
     whose runs hold an all-vary condition and at least one other; none without a study.
 
     Args:
         runs: every run found.
+
+    Raises:
+        MixedLaunchesError: a study's runs come from several launches (one line: which, and how to separate them).
     """
     by_setting: dict[tuple[str, ...], list[Run]] = {}
     for run in runs:
         if condition(run) is not None:
             by_setting.setdefault(_setting(run), []).append(run)
+    for setting_runs in by_setting.values():
+        _check_one_launch(setting_runs)
     per_env = Counter(setting[0] for setting in by_setting)
     studies = [
         _study(setting[0], _label(setting, per_env[setting[0]] > 1), setting_runs)
@@ -137,15 +154,40 @@ def study_sources(runs: list[Run]) -> list[SourceStudy]:
 
 
 def _setting(run: Run) -> tuple[str, ...]:
-    """What runs of one study share: env, agent option, row and training steps."""
+    """What sets a study apart in the report's rows too: env, agent and noise options, and row."""
     choices = run.config.get("choices") or {}
-    total_steps = (run.config.get("run") or {}).get("total_steps")
-    return (run.env_id, str(choices.get("agent")), run.paper_row, str(total_steps))
+    return (run.env_id, str(choices.get("agent")), str(choices.get("noise")), run.paper_row)
 
 
 def _label(setting: tuple[str, ...], several: bool) -> str:
-    env_id, agent, row, total_steps = setting
-    return f"{env_id} {agent} {row} {total_steps} steps" if several else env_id
+    env_id, agent, noise, row = setting
+    return f"{env_id} {row} agent={agent} noise={noise}" if several else env_id
+
+
+def _check_one_launch(runs: list[Run]) -> None:
+    """Refuse runs of one study's setting that come from several launches: other result keys besides the
+    sources' seeds, another N, or another first seed of the job."""
+    job_dirs = {run: run.path.parent if run.num_seeds > 1 else run.path for run in runs}
+    first_seed: dict[Path, int] = {}
+    for run, job_dir in job_dirs.items():
+        first_seed[job_dir] = min(first_seed.get(job_dir, run.seed), run.seed)
+    launches: dict[tuple[tuple[str, str], ...], set[Path]] = {}
+    for run, job_dir in job_dirs.items():
+        keys = {key: value for key, value in result_keys(run).items() if key not in SOURCE_KEYS}
+        keys["seeds.evaluation_sets"] = str((run.config.get("seeds") or {}).get("evaluation_sets"))  # N
+        keys["seed"] = str(first_seed[job_dir])
+        launches.setdefault(tuple(sorted(keys.items())), set()).add(job_dir)
+    if len(launches) > 1:
+        shown = sorted(differing([dict(launch) for launch in launches]))
+        described = "; ".join(
+            f"{', '.join(f'{key}={dict(launch).get(key)}' for key in shown)}: {len(dirs)} job dirs such as {min(dirs)}"
+            for launch, dirs in launches.items()
+        )
+        raise MixedLaunchesError(
+            f"the seed study of {runs[0].paper_row} on {runs[0].env_id} has runs of {len(launches)} launches that "
+            f"its rows would mix ({described}): report one launch at a time by giving td3x-report its job dirs "
+            "(td3x-report DIR [DIR ...]), or move the other launches' job dirs out of the folder"
+        )
 
 
 def _study(env_id: str, label: str, runs: list[Run]) -> SourceStudy:
