@@ -22,6 +22,7 @@ from td3x.cli import VERSION_LINE
 from td3x.cli_run import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, register_configs, to_typed
 from td3x.overrides import default_choices, group_options, override_problems, run_choices
+from td3x.sweep import print_launch_summaries
 from td3x.training import check_runtime
 
 
@@ -125,7 +126,10 @@ def main() -> None:
         sys.exit(2)
     numerics.restart_if_portable_asks(arguments)  # before Hydra creates a dir or a launcher starts a worker
     register_configs()
-    _hydra_main()
+    try:
+        _hydra_main()
+    finally:  # a multirun's jobs, counted however it ended (a job failed, a stop)
+        print_launch_summaries()
 
 
 if __name__ == "__main__":
