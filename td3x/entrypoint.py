@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+from hydra._internal.utils import get_args_parser  # Hydra's own command line: no public API
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
@@ -21,7 +22,7 @@ from td3x import __version__, numerics
 from td3x.cli import VERSION_LINE
 from td3x.cli_run import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, register_configs, to_typed
-from td3x.overrides import default_choices, group_options, override_problems, run_choices
+from td3x.overrides import default_choices, flag_problem, group_options, override_problems, run_choices
 from td3x.sweep import print_launch_summaries
 from td3x.training import check_runtime
 
@@ -52,6 +53,9 @@ def _hydra_main(cfg: DictConfig) -> dict[str, Any] | None:
         config.logging.group = Path(hydra_config.sweep.dir).name
     return run_and_report(config, run_dir, choices, multirun)
 
+
+# td3x-train's options: Hydra's command line (``--cfg``, ``-m``, ...); anything else with a dash is refused first
+HYDRA_OPTIONS = tuple(get_args_parser()._option_string_actions)
 
 MOST_USED_KEYS = (
     ("seed", "the run's seed (a K-seeds run trains seed .. seed + K - 1)"),
@@ -119,6 +123,10 @@ def main() -> None:
     if "--help" in arguments or "-h" in arguments:
         print(help_text())
         return
+    flag = flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True)
+    if flag:
+        print(f"td3x-train: error: {flag} (see td3x-train --help)", file=sys.stderr)
+        sys.exit(2)
     problems = override_problems([argument for argument in arguments if "=" in argument and argument[0] != "-"])
     if problems:
         for problem in problems:

@@ -34,7 +34,7 @@ from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
 
-from td3x.cli import HelpFormatter, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
 from td3x.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sweep_dir_override
 from td3x.overrides import apply_overrides, group_options, override_dirname, override_problems, sweep_jobs
@@ -472,11 +472,13 @@ COMMANDS = {
 
 def build_parser() -> argparse.ArgumentParser:
     """td3x-sweep's command line: one subcommand per entry of ``COMMANDS``."""
-    parser = argparse.ArgumentParser(prog="td3x-sweep", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser = OneLineParser(prog="td3x-sweep", description=DESCRIPTION, formatter_class=HelpFormatter)
     add_version_flag(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     sub = {
-        name: commands.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)
+        name: commands.add_parser(
+            name, help=text, description=text, formatter_class=HelpFormatter, takes_overrides=name == "list"
+        )
         for name, text in COMMANDS.items()
     }
     sub["list"].add_argument(
