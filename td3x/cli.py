@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from td3x import __version__
@@ -34,28 +34,30 @@ class OneLineParser(argparse.ArgumentParser):
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> argparse.Namespace:
-        arguments = list(sys.argv[1:] if args is None else args)
-        parsed, unknown = self.parse_known_args(arguments, namespace)
-        self._refuse_unknown(arguments, parsed, unknown)
-        return parsed
+        return self._parsed(self.parse_known_args, args, namespace)
 
     def parse_intermixed_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> argparse.Namespace:
-        arguments = list(sys.argv[1:] if args is None else args)
-        parsed, unknown = self.parse_known_intermixed_args(arguments, namespace)
-        self._refuse_unknown(arguments, parsed, unknown)
-        return parsed
+        return self._parsed(self.parse_known_intermixed_args, args, namespace)
 
-    def _refuse_unknown(self, arguments: list[str], parsed: argparse.Namespace, unknown: list[str]) -> None:
-        if not unknown:
-            return
-        parser = self._chosen(parsed)
-        options = [option for action in parser._actions for option in action.option_strings]
-        flags = [argument for argument in unknown if argument.startswith("-")]
-        # from the first unknown flag on, as typed: argparse may have taken the value after it as a positional
-        problem = flags and flag_problem(arguments[arguments.index(flags[0]) :], options, parser.takes_overrides)
-        parser.error(problem or f"unrecognized arguments: {' '.join(unknown)}")
+    def _parsed(
+        self,
+        parse_known: Callable[..., tuple[argparse.Namespace, list[str]]],
+        args: Sequence[str] | None,
+        namespace: argparse.Namespace | None,
+    ) -> argparse.Namespace:
+        """What ``parse_known`` makes of the arguments; those it does not know are refused in one line."""
+        arguments = list(sys.argv[1:] if args is None else args)
+        parsed, unknown = parse_known(arguments, namespace)
+        if unknown:
+            parser = self._chosen(parsed)
+            options = [option for action in parser._actions for option in action.option_strings]
+            flags = [argument for argument in unknown if argument.startswith("-")]
+            # from the first unknown flag on, as typed: argparse may have taken the value after it as a positional
+            problem = flags and flag_problem(arguments[arguments.index(flags[0]) :], options, parser.takes_overrides)
+            parser.error(problem or f"unrecognized arguments: {' '.join(unknown)}")
+        return parsed
 
     def _chosen(self, parsed: argparse.Namespace) -> OneLineParser:
         """The (sub)command the arguments chose: this parser, or the subparser of the subcommand named."""

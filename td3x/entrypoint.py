@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import hydra
-from hydra._internal.utils import get_args_parser  # Hydra's own command line: no public API
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
@@ -54,8 +53,13 @@ def _hydra_main(cfg: DictConfig) -> dict[str, Any] | None:
     return run_and_report(config, run_dir, choices, multirun)
 
 
-# td3x-train's options: Hydra's command line (``--cfg``, ``-m``, ...); anything else with a dash is refused first
-HYDRA_OPTIONS = tuple(get_args_parser()._option_string_actions)
+# td3x-train's options: Hydra 1.3's command line (its parser is internal: tests compare the two); any other argument
+# with a dash is refused first, with the override or option meant
+HYDRA_OPTIONS = (
+    *("--help", "-h", "--hydra-help", "--version", "--cfg", "-c", "--resolve", "--package", "-p", "--run", "-r"),
+    *("--multirun", "-m", "--shell-completion", "-sc", "--config-path", "-cp", "--config-name", "-cn"),
+    *("--config-dir", "-cd", "--experimental-rerun", "--info", "-i"),
+)
 
 MOST_USED_KEYS = (
     ("seed", "the run's seed (a K-seeds run trains seed .. seed + K - 1)"),

@@ -36,6 +36,9 @@ from td3x.seed_run import SeedRun, seed_runs
 from td3x.seeding import global_rng_state, restore_global_rng_state
 from td3x.td3 import TD3
 
+# the agent's parts only training reads (a checkpoint without a buffer leaves them out: 3/4 of a TD3's floats)
+TRAINING_ONLY_PARTS = ("actor_target", "critic_target", "actor_optimizer", "critic_optimizer")
+
 
 class TrainingError(RuntimeError):
     """A run that cannot go on (e.g. a non-finite loss); its logs and last good checkpoint are kept."""
@@ -237,7 +240,8 @@ class Trainer:
         """Write the whole training state at a step boundary: one file for the process (``checkpoint.pt`` in
         ``run_dir``), and with K seeds a one-seed checkpoint in each seed's dir (without its buffer: for
         ``td3x-eval``; resuming uses the process's file). A finished run drops the replay buffers unless
-        ``run.keep_buffer`` (Table 2's 440 buffers would need ~150 GB)."""
+        ``run.keep_buffer`` (Table 2's 440 buffers would need ~150 GB), and with it the parts only training reads
+        (:data:`TRAINING_ONLY_PARTS`): nothing resumes from a checkpoint without a buffer."""
         networks = [*self.agent.actor.parameters(), *self.agent.critic.parameters()]
         if not all(torch.isfinite(p).all() for p in networks):
             raise TrainingError(
@@ -252,8 +256,11 @@ class Trainer:
     def checkpoint_parts(self, seeds: list[SeedRun], keep_buffer: bool) -> dict[str, Any]:
         """The state of ``seeds``: the whole process's, or one seed's of several (see :meth:`save_checkpoint`)."""
         process = len(seeds) == len(self.seeds)
+        agent = self.agent.state_dict() if process else self.agent.state_dict(seed_index=seeds[0].index)
+        if not keep_buffer:  # nothing trains from it again (no buffer, no resume): its networks for evaluation alone
+            agent = {name: value for name, value in agent.items() if name not in TRAINING_ONLY_PARTS}
         parts = {
-            "agent": self.agent.state_dict() if process else self.agent.state_dict(seed_index=seeds[0].index),
+            "agent": agent,
             "buffer": self.buffer.state_dict() if keep_buffer else None,
             "seeds": [seed.state_dict(self.obs[seed.index]) for seed in seeds],
             "counters": {
