@@ -71,10 +71,18 @@ def run_and_report(
         return None
     wandb_dir = run_dir / WANDB_DIR
     log.info(
-        "done: final eval return %.2f, last-10 mean %.2f; files in %s%s",
+        "done: final eval return %.2f, %s %.2f; files in %s%s",
         summary["final_return"],
+        last10_label(summary["evaluations"]),
         summary["last10_return"],
         run_dir,
         f" (offline W&B run in {wandb_dir}: `wandb sync` uploads it)" if wandb_dir.is_dir() else "",
     )
     return summary
+
+
+def last10_label(evaluations: int) -> str:
+    """What ``last10_return`` is the mean of: the paper's last ten evaluations, or all of a shorter run's."""
+    if evaluations >= 10:
+        return "last-10 mean"
+    return "mean of the only evaluation" if evaluations == 1 else f"mean of all {evaluations} evaluations"

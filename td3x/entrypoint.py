@@ -21,8 +21,8 @@ from td3x import __version__, numerics
 from td3x.cli import VERSION_LINE
 from td3x.cli_run import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, register_configs, to_typed
-from td3x.overrides import default_choices, group_options, override_problems, run_choices
-from td3x.sweep import announce_launch
+from td3x.overrides import default_choices, flag_problem, group_options, override_problems, run_choices
+from td3x.sweep import announce_launch, print_launch_summaries
 from td3x.training import check_runtime
 
 
@@ -52,6 +52,14 @@ def _hydra_main(cfg: DictConfig) -> dict[str, Any] | None:
         config.logging.group = Path(hydra_config.sweep.dir).name
     return run_and_report(config, run_dir, choices, multirun)
 
+
+# td3x-train's options: Hydra 1.3's command line (its parser is internal: tests compare the two); any other argument
+# with a dash is refused first, with the override or option meant
+HYDRA_OPTIONS = (
+    *("--help", "-h", "--hydra-help", "--version", "--cfg", "-c", "--resolve", "--package", "-p", "--run", "-r"),
+    *("--multirun", "-m", "--shell-completion", "-sc", "--config-path", "-cp", "--config-name", "-cn"),
+    *("--config-dir", "-cd", "--experimental-rerun", "--info", "-i"),
+)
 
 MOST_USED_KEYS = (
     ("seed", "the run's seed (a K-seeds run trains seed .. seed + K - 1)"),
@@ -119,6 +127,10 @@ def main() -> None:
     if "--help" in arguments or "-h" in arguments:
         print(help_text())
         return
+    flag = flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True)
+    if flag:
+        print(f"td3x-train: error: {flag} (see td3x-train --help)", file=sys.stderr)
+        sys.exit(2)
     problems = override_problems([argument for argument in arguments if "=" in argument and argument[0] != "-"])
     if problems:
         for problem in problems:
@@ -127,7 +139,10 @@ def main() -> None:
     numerics.restart_if_portable_asks(arguments)  # before Hydra creates a dir or a launcher starts a worker
     announce_launch(arguments)  # a sweep's size and cost, before its jobs start
     register_configs()
-    _hydra_main()
+    try:
+        _hydra_main()
+    finally:  # a multirun's jobs, counted however it ended (a job failed, a stop)
+        print_launch_summaries()
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from td3x import __version__, checkpoint, numerics
-from td3x.cli import HelpFormatter, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
 from td3x.envs import make_env
 from td3x.evaluation import EVAL_COMMAND, RunError, TrainedRun, evaluate_run, load_run
 from td3x.export import (
@@ -118,13 +118,6 @@ def export_run(run: TrainedRun) -> Path:
 
 
 # ---------------------------------------------------------------------- command line
-class OneLineParser(argparse.ArgumentParser):
-    """Usage errors as one line and exit code 2 (argparse prints the whole usage first)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def _int_at_least(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:

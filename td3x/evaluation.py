@@ -108,7 +108,9 @@ def load_run(target: Path, device: Device | None = None) -> TrainedRun:
         env.close()
     torch_device = (config.run.device if device is None else device).resolve()
     agent = TD3(spec, config.agent, torch_device, [generators_of(config.seed, torch_device)], config.env.normalize_obs)
-    agent.load_state_dict(parts["agent"])
+    # a finished run's checkpoint keeps the networks alone (td3x.trainer.TRAINING_ONLY_PARTS): the fresh agent's
+    # targets and optimisers stand in for the parts it left out, which evaluation never reads
+    agent.load_state_dict(agent.state_dict() | parts["agent"])
     return TrainedRun(path, config, agent, int(parts["counters"]["step"]), parts.get("wandb_run_id"))
 
 

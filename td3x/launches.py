@@ -47,6 +47,11 @@ def _launch_of(task: list[str], hydra_lines: list[str], cwd: Path) -> Launch:
     return Launch(task_overrides=task, hydra_overrides=kept, cwd=cwd)
 
 
+# the launches this process started, (sweep dir, launch): td3x-train sums each up in one line when it ends (Hydra's
+# on_multirun_end cannot: its basic sweeper raises before it when a job failed, and a stop exits the process)
+LAUNCHED_HERE: list[tuple[Path, Launch]] = []
+
+
 class RecordLaunch(Callback):
     """Hydra callback: at the start of a multirun, record its overrides in its resolved sweep dir."""
 
@@ -56,7 +61,9 @@ class RecordLaunch(Callback):
             [str(line) for line in overrides.task], [str(line) for line in overrides.hydra], Path(os.getcwd())
         )
         # resolving ${now:...} here caches it in the config, so the sweeper creates this very dir
-        records = Path(str(config.hydra.sweep.dir)) / LAUNCHES_DIR
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        LAUNCHED_HERE.append((sweep_dir, launch))
+        records = sweep_dir / LAUNCHES_DIR
         records.mkdir(parents=True, exist_ok=True)
         path = records / f"{launch.digest()}.yaml"
         if not path.exists():

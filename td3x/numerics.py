@@ -1,10 +1,11 @@
 """``run.numerics``: which fp32 kernels torch may use in this process, set before its first computation.
 
 ``native`` leaves the process's environment as it is: torch and MKL pick the fastest kernels for this CPU, so the
-same seed gives the same bits on the same kind of CPU. ``portable`` sets :data:`PORTABLE_ENVIRONMENT`: MKL's
-``COMPATIBLE`` branch (the one Intel documents as giving the same results on every x86-64 CPU, any vendor, for a
-fixed thread count), ATen's ``default`` (non-vectorised) kernels and oneDNN's lowest instruction set, and drops
-``MKL_ENABLE_INSTRUCTIONS``, so nothing set from outside changes which kernels run.
+same seed gives the same bits on the same CPU model (not on every CPU of its instruction set). ``portable`` sets
+:data:`PORTABLE_ENVIRONMENT`: MKL's ``COMPATIBLE`` branch (the one Intel documents as giving the same results on
+every x86-64 CPU, any vendor, for a fixed thread count), ATen's ``default`` (non-vectorised) kernels and oneDNN's
+lowest instruction set, and drops ``MKL_ENABLE_INSTRUCTIONS``, so nothing set from outside changes which kernels
+run.
 
 Torch, MKL and oneDNN read these variables at the process's first tensor operation, not at ``import torch``
 (measured with torch 2.13: set after the import and before any operation, they act; set after one, they are

@@ -7,7 +7,6 @@ overrides to retype and no run-dir path to quote. Only keys that never change wh
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from td3x import numerics
-from td3x.cli import HelpFormatter, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
 from td3x.cli_run import run_and_report
 from td3x.config import ConfigError, ResumeMode, TrainConfig, from_saved
 from td3x.inert_keys import RESUME_INERT, is_inert
@@ -86,8 +85,9 @@ def _log_to(run_dir: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console script ``td3x-resume RUN_DIR [KEY=VALUE ...]``: continue a run in place from its stored config."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="td3x-resume",
+        takes_overrides=True,
         description="Continue a td3x run in place from its own stored config and last checkpoint: a run dir, a "
         "sweep job's dir (no quoting needed) or a K-seeds process dir. A finished run says so and exits 0.",
         formatter_class=HelpFormatter,

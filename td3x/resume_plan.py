@@ -85,7 +85,7 @@ def plan(config: TrainConfig, run_dir: Path) -> Plan:
     parts = checkpoint.load(checkpoint_path)
     _check_same_config(parts["config"], to_container(config))
     done, total = parts["counters"]["step"], config.run.total_steps
-    if done >= total:
+    if done >= total and not parts["counters"].get("evaluation_due"):  # a stop cut the last evaluation short
         return Plan("complete", parts)
     if parts["buffer"] is None:
         raise ResumeError(

@@ -14,7 +14,11 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-from td3x.callables import BatchPolicy, Policy, StepHook
+from td3x.callables import BatchPolicy, Policy, StepHook, StopCheck
+
+
+class EvaluationStopped(Exception):
+    """The stop check asked to end an evaluation before its episodes ended: it has no result."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,11 @@ class _Recorder:
 
 
 def evaluate_seeds(
-    policy: BatchPolicy, envs: Sequence[Sequence[gym.Env]], first_seeds: Sequence[int], on_step: StepHook | None = None
+    policy: BatchPolicy,
+    envs: Sequence[Sequence[gym.Env]],
+    first_seeds: Sequence[int],
+    on_step: StepHook | None = None,
+    should_stop: StopCheck | None = None,
 ) -> list[EvalResult]:
     """Run one episode on each of ``envs[k][i]`` (seed k's policy, episode i) until all have ended.
 
@@ -73,6 +81,11 @@ def evaluate_seeds(
         first_seeds: the reset seed of each seed's episode 0.
         on_step: called after the resets and after every step, while the envs show that state (a video
             recorder renders its frame there); it never changes the episodes.
+        should_stop: asked before every step; True abandons the episodes (a stop signal during a long evaluation
+            takes effect within an episode).
+
+    Raises:
+        EvaluationStopped: ``should_stop`` said True before the episodes ended.
     """
     recorders = [
         [_Recorder(env, first_seed + i) for i, env in enumerate(row)]
@@ -81,6 +94,8 @@ def evaluate_seeds(
     if on_step is not None:
         on_step()
     while not all(r.done for row in recorders for r in row):
+        if should_stop is not None and should_stop():
+            raise EvaluationStopped
         actions = policy(np.array([[r.obs for r in row] for row in recorders]))
         for row, row_actions in zip(recorders, actions, strict=True):
             for recorder, action in zip(row, row_actions, strict=True):

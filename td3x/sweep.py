@@ -37,9 +37,9 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
-from td3x.cli import HelpFormatter, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
 from td3x.config import CONF_DIR, ConfigError, from_saved, register_configs, to_typed
-from td3x.launches import Launch, is_sweep_dir, read_launches, sweep_dir_override
+from td3x.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sweep_dir_override
 from td3x.overrides import apply_overrides, group_options, override_dirname, override_problems, sweep_jobs
 from td3x.run_dir import (
     CONFIG_FILE,
@@ -331,6 +331,40 @@ def sweep_states(sweep_dir: Path) -> list[RunState]:
     return states
 
 
+def launch_summary(sweep_dir: Path, launch: Launch) -> str:
+    """The line a multirun ends with: how many of its jobs are complete, failed, stopped (resumable) or not started
+    (refused, or never reached), and where."""
+    now, counts = time.time(), dict.fromkeys(("complete", "failed", "stopped", "not started"), 0)
+    jobs = launch_jobs(sweep_dir, launch)
+    for job in jobs:
+        states = {run_state(d, job.total_steps, now).state for d in seed_run_dirs(job.run_dir, job.seed, job.num_seeds)}
+        counts[_job_outcome(states)] += 1
+    runs = sum(job.num_seeds for job in jobs)
+    outcome = ", ".join(f"{number} {state}" for state, number in counts.items() if number or state == "complete")
+    line = f"multirun: {len(jobs)} jobs ({runs} runs): {outcome}; sweep dir {sweep_dir}"
+    if counts["complete"] == len(jobs):
+        return line
+    return f"{line}; `td3x-sweep status {sweep_dir}` lists its runs, `td3x-sweep rerun {sweep_dir}` relaunches it"
+
+
+def _job_outcome(run_states: set[str]) -> str:
+    """A job's outcome from its runs' states (K seeds share one process: they end alike)."""
+    if "failed" in run_states:
+        return "failed"
+    if len(run_states) == 1 and run_states & {"complete", "not started"}:
+        return run_states.pop()
+    return "stopped"  # running (a stop interrupted it), stale (killed): resumable
+
+
+def print_launch_summaries() -> None:
+    """After ``td3x-train -m``: one :func:`launch_summary` line per launch this process made."""
+    for sweep_dir, launch in LAUNCHED_HERE:
+        try:
+            print(launch_summary(sweep_dir, launch), flush=True)
+        except (ConfigError, HydraException, RunFileError, OSError) as error:  # never hides how the sweep ended
+            print(f"multirun: ended; its runs could not be counted ({error}): td3x-sweep status {sweep_dir}")
+
+
 def runs_below(path: Path) -> list[Path]:
     """The ``config.yaml`` of a run dir, of a K-seeds process dir's seeds in seed order, or of every run at or
     below a folder of runs (as td3x-report finds them), in path order."""
@@ -380,10 +414,11 @@ def _print_status(states: list[RunState]) -> int:
         ", ".join(f"{counts.get(name, 0)} {name}" for name in ("complete", "running", "stale", "failed", "not started"))
     )
     left = (total - done) / (sum(rates) / len(rates)) / 3600 if rates else float("nan")
-    print(
-        f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%); about {left:.1f} h of compute left "
-        "at the mean speed of the runs so far"
-    )
+    share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
+    if done >= total:
+        print(f"{share}; finished: no compute left")
+    else:
+        print(f"{share}; about {left:.1f} h of compute left at the mean speed of the runs so far")
     return 0 if counts.get("complete", 0) == len(states) else 1
 
 
@@ -529,11 +564,13 @@ COMMANDS = {
 
 def build_parser() -> argparse.ArgumentParser:
     """td3x-sweep's command line: one subcommand per entry of ``COMMANDS``."""
-    parser = argparse.ArgumentParser(prog="td3x-sweep", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser = OneLineParser(prog="td3x-sweep", description=DESCRIPTION, formatter_class=HelpFormatter)
     add_version_flag(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     sub = {
-        name: commands.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)
+        name: commands.add_parser(
+            name, help=text, description=text, formatter_class=HelpFormatter, takes_overrides=name == "list"
+        )
         for name, text in COMMANDS.items()
     }
     sub["list"].add_argument(

@@ -5,7 +5,9 @@ Random actions for ``env.random_steps`` steps, then π_φ(s) + exploration noise
 t >= ``agent.update_start`` (default max(random_steps, batch_size)); an evaluation of ``run.eval_episodes``
 noise-free episodes after step 0, every ``run.eval_every`` steps and after the last step. A checkpoint is
 written every ``run.checkpoint_every`` steps and at the end; a restored run continues exactly as if it had
-never stopped.
+never stopped. A stop asked for during an evaluation (``stop_requested``) abandons it within an episode: the
+checkpoint then records the step's evaluation as due, and the resumed run makes it first, so that an evaluation
+is recorded whole or not at all.
 
 ``run.num_seeds = K`` trains seeds ``seed … seed + K - 1`` side by side: each has its own envs, buffer,
 noise, generators and run dir (:mod:`td3x.seed_run`), while one stacked agent acts for all of them and updates
@@ -15,7 +17,7 @@ them all in one call (``td3x.td3``). They step in lockstep: env step t of every 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -28,11 +30,14 @@ from td3x.envs import env_spec
 from td3x.overestimation import overestimation_biases
 from td3x.progress import Progress
 from td3x.replay_buffer import ReplayBuffer
-from td3x.rollout import EvalResult, evaluate_seeds
+from td3x.rollout import EvalResult, EvaluationStopped, evaluate_seeds
 from td3x.run_dir import CHECKPOINT_FILE, RunSummary
 from td3x.seed_run import SeedRun, seed_runs
 from td3x.seeding import global_rng_state, restore_global_rng_state
 from td3x.td3 import TD3
+
+# the agent's parts only training reads (a checkpoint without a buffer leaves them out: 3/4 of a TD3's floats)
+TRAINING_ONLY_PARTS = ("actor_target", "critic_target", "actor_optimizer", "critic_optimizer")
 
 
 class TrainingError(RuntimeError):
@@ -86,14 +91,17 @@ class Trainer:
         self.obs = np.zeros((len(self.seeds), spec.obs_dim), dtype=np.float32)  # each seed's current observation
         self.last_update: dict[str, list[float]] = {}  # the last recorded update's metrics, one value per seed
         self.stop_requested: str | None = None  # the signal that asked the run to stop
+        self.evaluation_due = False  # step's evaluation not yet made (a resumed run whose evaluation a stop cut)
         self.clock = RunClock()  # wall time and each phase's seconds; `with self.clock.timed(phase)` times a phase
-        self.progress = Progress(config.run.total_steps, config.update_start)  # env steps per seed
+        self.progress = Progress(config.run.total_steps, config.update_start, config.run.eval_every)
 
     # ------------------------------------------------------------------ the loop
     def train(self) -> None:
         if self.step == 0:
             self.obs = np.stack([seed.reset(first=True) for seed in self.seeds])
-            self._evaluate()  # entry 0: the untrained policy
+            self.evaluation_due = True  # entry 0: the untrained policy
+        if self.evaluation_due:  # or the evaluation a stop cut short, made again on resume
+            self._evaluate()
             self._record_video()
         while self.step < self.config.run.total_steps:
             episode_over = self._collect()
@@ -151,6 +159,7 @@ class Trainer:
             with self.clock.timed("log"):
                 self._log_training()
         if self.step % run.eval_every == 0 or self.step == run.total_steps:
+            self.evaluation_due = True
             self._evaluate()
         self._record_video()
         if (self.step % run.checkpoint_every == 0 or self.stop_requested) and self.step < run.total_steps:
@@ -161,18 +170,36 @@ class Trainer:
 
     # ------------------------------------------------------------------ evaluation and logging
     def _evaluate(self) -> None:
-        with self.clock.timed("eval") as lap:
-            sets = [self._evaluate_set(j) for j in range(self.config.seeds.evaluation_sets)]
-            results = sets[0]  # set 0: the run's evaluation (eval.csv's return_mean)
-            biases = overestimation_biases(self.agent, [r.episodes for r in results], self.config.agent.discount)
+        """The evaluation due at this step, logged whole; a stop during it checkpoints and raises RunInterrupted."""
+        try:
+            with self.clock.timed("eval") as lap:
+                sets = [self._evaluate_set(j) for j in range(self.config.seeds.evaluation_sets)]
+        except EvaluationStopped:
+            self._stop_during_evaluation()
+        self.evaluation_due = False
+        results = sets[0]  # set 0: the run's evaluation (eval.csv's return_mean)
+        biases = overestimation_biases(self.agent, [r.episodes for r in results], self.config.agent.discount)
         for k, (seed, result, bias) in enumerate(zip(self.seeds, results, biases, strict=True)):
             wall = self.clock.wall_time()
             timing = {"eval_time_s": lap.seconds, "wall_time_s": wall, "sps": self.step / max(wall, 1e-9)}
             seed.log_evaluation(result, bias, self.step, timing, [other[k] for other in sets[1:]])
             seed.loggers.write_summary(self._summary(seed, "running"))
-        self.progress.evaluated(self.step, float(np.mean([r.returns.mean() for r in results])))
+        self.progress.evaluated(self.step, float(np.mean([r.returns.mean() for r in results])), lap.seconds)
         if self.on_evaluation is not None:
             self.on_evaluation(self.step, [float(r.returns.mean()) for r in results])
+
+    def _stop_during_evaluation(self) -> NoReturn:
+        """Checkpoint the step with its evaluation due (at step 0 there is nothing to keep) and stop."""
+        where = f"during the evaluation at env step {self.step}"
+        if self.step == 0:
+            raise RunInterrupted(
+                f"stopped by {self.stop_requested} {where}, before the first checkpoint (a resumed run starts over)"
+            )
+        with self.clock.timed("checkpoint"):
+            self.save_checkpoint()
+        raise RunInterrupted(
+            f"stopped by {self.stop_requested} {where}, after a checkpoint (a resumed run makes this evaluation)"
+        )
 
     def _evaluate_set(self, j: int) -> list[EvalResult]:
         """Evaluation set j of every seed (``seeds.evaluation_sets``): episode i from ``reset(seed=eval_seed +
@@ -180,7 +207,8 @@ class Trainer:
         evaluation from its start states alone (a larger batch of observations would round otherwise)."""
         size = self.config.run.eval_episodes
         envs = [seed.eval_envs[j * size : (j + 1) * size] for seed in self.seeds]
-        return evaluate_seeds(self.agent.act, envs, [seed.config.eval_seed + j * size for seed in self.seeds])
+        first_seeds = [seed.config.eval_seed + j * size for seed in self.seeds]
+        return evaluate_seeds(self.agent.act, envs, first_seeds, should_stop=lambda: self.stop_requested is not None)
 
     def _record_video(self) -> None:
         """Every ``logging.video_every`` steps, a video of each seed's evaluation episode 0 (timed as evaluation)."""
@@ -220,7 +248,8 @@ class Trainer:
         """Write the whole training state at a step boundary: one file for the process (``checkpoint.pt`` in
         ``run_dir``), and with K seeds a one-seed checkpoint in each seed's dir (without its buffer: for
         ``td3x-eval``; resuming uses the process's file). A finished run drops the replay buffers unless
-        ``run.keep_buffer`` (Table 2's 440 buffers would need ~150 GB)."""
+        ``run.keep_buffer`` (Table 2's 440 buffers would need ~150 GB), and with it the parts only training reads
+        (:data:`TRAINING_ONLY_PARTS`): nothing resumes from a checkpoint without a buffer."""
         networks = [*self.agent.actor.parameters(), *self.agent.critic.parameters()]
         if not all(torch.isfinite(p).all() for p in networks):
             raise TrainingError(
@@ -235,11 +264,18 @@ class Trainer:
     def checkpoint_parts(self, seeds: list[SeedRun], keep_buffer: bool) -> dict[str, Any]:
         """The state of ``seeds``: the whole process's, or one seed's of several (see :meth:`save_checkpoint`)."""
         process = len(seeds) == len(self.seeds)
+        agent = self.agent.state_dict() if process else self.agent.state_dict(seed_index=seeds[0].index)
+        if not keep_buffer:  # nothing trains from it again (no buffer, no resume): its networks for evaluation alone
+            agent = {name: value for name, value in agent.items() if name not in TRAINING_ONLY_PARTS}
         parts = {
-            "agent": self.agent.state_dict() if process else self.agent.state_dict(seed_index=seeds[0].index),
+            "agent": agent,
             "buffer": self.buffer.state_dict() if keep_buffer else None,
             "seeds": [seed.state_dict(self.obs[seed.index]) for seed in seeds],
-            "counters": {"step": self.step, "pending_updates": self.pending_updates},
+            "counters": {
+                "step": self.step,
+                "pending_updates": self.pending_updates,
+                "evaluation_due": self.evaluation_due,
+            },
             "wall_time_s": self.clock.wall_time(),
             "wandb_run_id": seeds[0].loggers.wandb.run_id,
             "config": to_container(self.config if process else seeds[0].config),
@@ -258,6 +294,7 @@ class Trainer:
         restore_global_rng_state(parts["global_rng"])
         self.obs = np.stack([seed.restore(state) for seed, state in zip(self.seeds, parts["seeds"], strict=True)])
         self.step, self.pending_updates = parts["counters"]["step"], parts["counters"]["pending_updates"]
+        self.evaluation_due = parts["counters"].get("evaluation_due", False)  # absent from older checkpoints
         self.last_update = dict(parts["last_update"])
         self.clock.restore(parts["phase_time"], parts["wall_time_s"])
         self.progress.advance(self.step)

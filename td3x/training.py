@@ -85,8 +85,9 @@ def _available_memory_bytes() -> int | None:
 
 @contextlib.contextmanager
 def stop_after_checkpoint(trainer: Trainer) -> Iterator[None]:
-    """SIGTERM/SIGINT ask the loop to checkpoint after the current env step and stop (never mid-update);
-    a second SIGINT stops at once. Under submitit, whose own handlers requeue the job, nothing is changed."""
+    """SIGTERM/SIGINT ask the loop to checkpoint after the current env step and stop (never mid-update; an
+    evaluation is cut short within an episode and made again on resume), and say so at once in one line; a
+    second SIGINT stops at once. Under submitit, whose own handlers requeue the job, nothing is changed."""
     if threading.current_thread() is not threading.main_thread() or "SUBMITIT_EXECUTOR" in os.environ:
         yield
         return
@@ -94,7 +95,15 @@ def stop_after_checkpoint(trainer: Trainer) -> Iterator[None]:
     def request_stop(signum: int, frame: object) -> None:
         if trainer.stop_requested and signum == signal.SIGINT:
             raise KeyboardInterrupt
+        if trainer.stop_requested:
+            return
         trainer.stop_requested = signal.Signals(signum).name
+        log.warning(
+            "%s received at env step %d: stopping after a checkpoint (a running evaluation is cut short and made "
+            "again on resume); a second Ctrl-C stops at once, without one",
+            trainer.stop_requested,
+            trainer.step,
+        )
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:

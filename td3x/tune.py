@@ -14,7 +14,7 @@ from pathlib import Path
 import optuna
 from optuna.trial import TrialState
 
-from td3x.cli import HelpFormatter, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
 from td3x.config import ConfigError, TrainConfig
 from td3x.overrides import compose_checked
 from td3x.trainer import RunInterrupted
@@ -28,8 +28,9 @@ log = logging.getLogger("td3x")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="td3x-tune",
+        takes_overrides=True,
         description="Search td3x's hyper-parameters with Optuna: each trial trains run.num_seeds seeds side by side "
         "and scores their mean; trials are pruned from their evaluations; a killed study resumes where it stopped "
         "when relaunched with the same command; the chosen config is then trained on fresh seeds.",

@@ -15,6 +15,11 @@ import numpy as np
 import pytest
 
 import td3x
+import td3x.analysis.cli
+import td3x.evaluate
+import td3x.resume
+import td3x.sweep
+import td3x.tune
 from td3x.checkpoint import CheckpointError
 from td3x.config import ConfigError
 from td3x.overrides import override_problems
@@ -27,6 +32,13 @@ TINY = (
     "run.eval_episodes=1",
     "logging.wandb_mode=disabled",
 )
+MAINS = {
+    "td3x-sweep": td3x.sweep.main,
+    "td3x-eval": td3x.evaluate.main,
+    "td3x-report": td3x.analysis.cli.main,
+    "td3x-resume": td3x.resume.main,
+    "td3x-tune": td3x.tune.main,
+}
 CLI_MODULES = {
     "td3x-train": "td3x.entrypoint",
     "td3x-resume": "td3x.resume",
@@ -83,7 +95,10 @@ class TestWrongTypeValues:
 
     CASES = (
         ("agent.tau=fast", "config error: agent.tau='fast' is not allowed: expected a float"),
-        ("run.total_steps=1e3", "config error: run.total_steps='1e3' is not allowed: expected an integer"),
+        (
+            "run.total_steps=1e3",
+            "config error: run.total_steps='1e3' is not allowed: expected an integer; write run.total_steps=1000",
+        ),
         ("seed=0,1,x", "config error: seed='x' is not allowed: expected an integer"),
         (
             "noise.kind=pink",
@@ -145,8 +160,102 @@ class TestWrongTypeValues:
             td3x.compose(["agent.tau=fast", "run.total_steps=1e3"])
         assert refused.value.problems == [
             "agent.tau='fast' is not allowed: expected a float",
-            "run.total_steps='1e3' is not allowed: expected an integer",
+            "run.total_steps='1e3' is not allowed: expected an integer; write run.total_steps=1000",
         ]
+
+
+# ---------------------------------------------------------------------- habits from other tools: the fix in one line
+class TestMistakesGetTheFix:
+    """A mistake that is a habit (a near key, a list without brackets, a float for an integer, a ``--flag value``)
+    is refused in one line that gives the spelling td3x takes, exit 2, before anything is created."""
+
+    TRAIN = (
+        (["seeds=3"], "config error: seeds=3 is not allowed: seeds holds keys, not a value; did you mean seed=3?"),
+        (
+            ["agent.hidden_sizes=400,300"],
+            "config error: agent.hidden_sizes=400,300 is not allowed: a list is written in brackets: "
+            "agent.hidden_sizes=[400,300]",
+        ),
+        (
+            ["-m", "agent.hidden_sizes=400,300"],
+            "config error: agent.hidden_sizes=400,300 is not allowed: a list is written in brackets: "
+            "agent.hidden_sizes=[400,300]",
+        ),
+        (
+            ["run.total_steps=5e4"],
+            "config error: run.total_steps='5e4' is not allowed: expected an integer; write run.total_steps=50000",
+        ),
+        (
+            ["--total_steps", "3000"],
+            "td3x-train: error: --total_steps is not an option: keys are set as KEY=VALUE, without dashes; write "
+            "run.total_steps=3000 (see td3x-train --help)",
+        ),
+        (
+            ["env=hopper", "--seed=3"],
+            "td3x-train: error: --seed is not an option: keys are set as KEY=VALUE, without dashes; write seed=3 "
+            "(see td3x-train --help)",
+        ),
+        (
+            ["--multirum", "seed=0,1"],
+            "td3x-train: error: --multirum is not an option; did you mean --multirun? (see td3x-train --help)",
+        ),
+    )
+
+    def test_td3x_train(self, tmp_path: Path) -> None:
+        for arguments, line in self.TRAIN:
+            assert_refused(cli("td3x-train", *arguments, cwd=tmp_path), 2, line)
+        assert list(tmp_path.iterdir()) == []
+
+    FLAGS = (
+        (
+            ("td3x-sweep", "list", "--total_steps", "3000"),
+            "td3x-sweep list: error: --total_steps is not an option: keys are set as KEY=VALUE, without dashes; "
+            "write run.total_steps=3000 (see td3x-sweep list --help)",
+        ),
+        (
+            ("td3x-sweep", "recheck", "sweep", "--stpes", "500"),
+            "td3x-sweep recheck: error: --stpes is not an option; did you mean --steps? "
+            "(see td3x-sweep recheck --help)",
+        ),
+        (
+            ("td3x-sweep", "status", "sweep", "--steps", "500"),
+            "td3x-sweep status: error: --steps is not an option: the options are -h, --help (see td3x-sweep status "
+            "--help)",
+        ),
+        (
+            ("td3x-eval", "run", "--episdoes", "3"),
+            "td3x-eval: error: --episdoes is not an option; did you mean --episodes? (see td3x-eval --help)",
+        ),
+        (
+            ("td3x-report", "runs", "--rpes", "100"),
+            "td3x-report: error: --rpes is not an option; did you mean --reps? (see td3x-report --help)",
+        ),
+        (
+            ("td3x-resume", "run", "--total-steps", "3000"),
+            "td3x-resume: error: --total-steps is not an option: keys are set as KEY=VALUE, without dashes; write "
+            "run.total_steps=3000 (see td3x-resume --help)",
+        ),
+        (
+            ("td3x-tune", "study", "--trails", "5"),
+            "td3x-tune: error: --trails is not an option; did you mean --trials? (see td3x-tune --help)",
+        ),
+        (
+            ("td3x-tune", "study", "run.num_seeds=2", "--eval_every", "500"),
+            "td3x-tune: error: --eval_every is not an option: keys are set as KEY=VALUE, without dashes; write "
+            "run.eval_every=500 (see td3x-tune --help)",
+        ),
+    )
+
+    def test_every_console_script_names_an_unknown_flag_and_the_right_spelling(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        for (command, *arguments), line in self.FLAGS:
+            with pytest.raises(SystemExit) as exit_:
+                MAINS[command](arguments)
+            assert exit_.value.code == 2
+            assert capsys.readouterr().err.splitlines() == [line]
+        assert list(tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------------- non-finite observations

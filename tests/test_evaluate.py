@@ -161,7 +161,8 @@ def test_exported_policy_runs_with_onnxruntime_alone(
         (["{tmp}/corrupt/checkpoint.pt"], "truncated or corrupt"),
         (["{tmp}/empty", "--episodes", "0"], "argument --episodes: must be an integer >= 1, got '0'"),
         (["{tmp}/empty", "--seed", "-1"], "argument --seed: must be an integer >= 0"),
-        (["{tmp}/empty", "--frames"], "unrecognized arguments: --frames"),
+        (["{tmp}/empty", "--frames"], "--frames is not an option: the options are -h, --help, --version, --episodes"),
+        (["{tmp}/empty", "--episdoes", "3"], "--episdoes is not an option; did you mean --episodes?"),
         ([], "the following arguments are required: run"),
     ],
 )

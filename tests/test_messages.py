@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from td3x import cli_run, progress
+from td3x.cli_run import last10_label
 from td3x.config import TrainConfig
-from td3x.progress import Progress
+from td3x.progress import Progress, evaluations_left
 from td3x.trainer import RunInterrupted
 from td3x.training import run, start_line
 
@@ -34,6 +35,30 @@ class TestProgress:
         assert [record.getMessage() for record in caplog.records] == [
             "step 100/1000  eval return -1.00",
             "step 600/1000  eval return -0.50  50 steps/s  ETA 8s",  # 400 steps left at 50/s
+        ]
+
+    def test_eta_adds_the_evaluations_left_at_the_last_ones_duration(
+        self, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        clock = iter([0.1, 10.1])  # updates begin at step 100; 500 steps later 10 s have passed, 4 s of them evaluating
+        monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+        caplog.set_level(logging.INFO, logger="td3x")
+        shown = Progress(1000, update_start=100, eval_every=250)
+        shown.evaluated(100, -1.0, seconds=2.0)  # before the speed is measured: not subtracted from it
+        shown.evaluated(600, -0.5, seconds=4.0)
+        # training: 500 steps in 10 - 4 = 6 s, so 400 steps left take 4.8 s; evaluations left: 750 and 1000, 4 s each
+        assert caplog.records[-1].getMessage() == "step 600/1000  eval return -0.50  50 steps/s  ETA 13s"
+
+    def test_evaluations_left_count_every_eval_every_and_the_last_step(self) -> None:
+        assert [evaluations_left(step, 1000, 250) for step in (0, 249, 250, 999, 1000)] == [4, 4, 3, 1, 0]
+        assert [evaluations_left(step, 1000, 300) for step in (0, 300, 900, 999, 1000)] == [4, 3, 1, 1, 0]
+
+    def test_the_done_line_says_what_its_mean_is_over(self) -> None:
+        assert [last10_label(n) for n in (1, 2, 10, 16)] == [
+            "mean of the only evaluation",
+            "mean of all 2 evaluations",
+            "last-10 mean",
+            "last-10 mean",
         ]
 
     def test_k_seeds_header_counts_steps_per_seed_as_the_progress_lines(

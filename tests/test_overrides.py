@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import td3x
 from td3x.config import CONF_DIR, register_configs
+from td3x.entrypoint import HYDRA_OPTIONS
 from td3x.overrides import apply_overrides, override_dirname, sweep_jobs
 from td3x.sweep import JobComposer, job_overrides, list_jobs
 
@@ -35,6 +36,12 @@ def parser() -> Iterator[OverridesParser]:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         yield OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+
+
+def test_td3x_train_knows_hydra_s_options() -> None:
+    from hydra._internal.utils import get_args_parser
+
+    assert sorted(HYDRA_OPTIONS) == sorted(get_args_parser()._option_string_actions)
 
 
 def test_no_td3x_module_imports_hydra_internal() -> None:

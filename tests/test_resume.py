@@ -142,6 +142,49 @@ def test_sigterm_checkpoints_mid_episode_and_resumes(uninterrupted: Path, tmp_pa
     assert_same_run(run_dir, uninterrupted)
 
 
+def signal_during_evaluation(process: subprocess.Popen[str], run_dir: Path, step: int) -> str:
+    """SIGTERM to ``process`` once its training row of env step ``step`` is written (its evaluation at ``step``
+    follows at once), then its output (stdout and stderr) once it has exited."""
+    metrics, deadline = run_dir / "metrics.jsonl", time.monotonic() + 300
+    while not (metrics.exists() and f'"step": {step},' in metrics.read_text()):
+        assert process.poll() is None and time.monotonic() < deadline, "the run ended before the step"
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    return stdout + stderr
+
+
+@pytest.mark.slow
+def test_sigterm_during_an_evaluation_is_acknowledged_and_cuts_it_short_and_resume_makes_it(tmp_path: Path) -> None:
+    """Evaluations of 40 episodes (a second or more): SIGTERM during the one at step 400 is acknowledged in one line
+    and stops the run within an episode, after a checkpoint that records the evaluation as due, with no row of it
+    written; the resume makes it, and a SIGTERM during the final evaluation (step 800) leaves a run that is not
+    complete. The run resumed twice has the uninterrupted run's eval.csv, metrics and final state."""
+    overrides = ("run.total_steps=800", "run.eval_episodes=40", "logging.wandb_mode=disabled")  # evals: 0, 400, 800
+    straight, stopped = tmp_path / "straight", tmp_path / "stopped"
+    for step in (400, 800):
+        process = subprocess.Popen(
+            command(stopped, *overrides), env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        output = signal_during_evaluation(process, stopped, step)
+        assert process.returncode == 1, output
+        acknowledged = f"SIGTERM received at env step {step}: stopping after a checkpoint"
+        assert sum(acknowledged in line for line in output.splitlines()) == 1, output
+        assert (
+            f"training stopped: stopped by SIGTERM during the evaluation at env step {step}, after a checkpoint "
+            "(a resumed run makes this evaluation); resume with: td3x-resume"
+        ) in output
+        parts = checkpoint.load(stopped / "checkpoint.pt")
+        assert parts["counters"]["step"] == step and parts["counters"]["evaluation_due"]
+        with (stopped / "eval.csv").open() as file:
+            assert [int(row["step"]) for row in csv.DictReader(file)][-1] == step - 400  # the cut one not written
+        assert json.loads((stopped / "summary.json").read_text())["status"] == "running"
+    assert train(straight, *overrides).returncode == 0
+    result = train(stopped, *overrides)
+    assert result.returncode == 0 and "resuming" in result.stdout + result.stderr, result.stderr
+    assert_same_run(stopped, straight)
+
+
 @pytest.mark.slow
 def test_k_seeds_killed_then_resumed_equal_an_uninterrupted_k_seed_run(tmp_path: Path) -> None:
     straight, killed = tmp_path / "straight", tmp_path / "killed"

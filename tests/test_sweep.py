@@ -73,7 +73,9 @@ SWEEP = (
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sweep_dir = tmp_path_factory.mktemp("sweep")
-    assert td3x("td3x.entrypoint", *SWEEP, f"hydra.sweep.dir={sweep_dir}").returncode == 0
+    launched = td3x("td3x.entrypoint", *SWEEP, f"hydra.sweep.dir={sweep_dir}")
+    assert launched.returncode == 0
+    assert launched.stdout.splitlines()[-1] == f"multirun: 2 jobs (2 runs): 2 complete; sweep dir {sweep_dir}"
     return sweep_dir
 
 
@@ -81,6 +83,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_status_counts_and_rerun_completes_the_missing_run(sweep: Path) -> None:
     status = td3x("td3x.sweep", "status", str(sweep))
     assert status.returncode == 0 and "2 complete, 0 running, 0 stale, 0 failed, 0 not started" in status.stdout
+    assert "steps: 1800/1800 (100.0%); finished: no compute left" in status.stdout
     (missing,) = [path for path in sweep.glob("pendulum/none/*seed=1")]
     shutil.rmtree(missing)
     status = td3x("td3x.sweep", "status", str(sweep))

@@ -22,7 +22,7 @@ from td3x.config import (
 )
 from td3x.rollout import evaluate
 from td3x.run_dir import CHECKPOINT_FILE, is_timing_column
-from td3x.trainer import Trainer
+from td3x.trainer import TRAINING_ONLY_PARTS, Trainer
 from td3x.training import run
 
 TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2")
@@ -226,6 +226,9 @@ def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_pa
     run(make_config(*overrides, "run.num_seeds=3"), tmp_path / "again")  # each seed is deterministic in this mode
     assert [without_timing(read_eval(tmp_path / "again" / d.name)) for d in seed_dirs] == rows
 
+    for path in (tmp_path / "k" / CHECKPOINT_FILE, *(seed_dir / CHECKPOINT_FILE for seed_dir in seed_dirs)):
+        agent = checkpoint.load(path)["agent"]  # finished, no buffer: the networks alone, which evaluation reads
+        assert {"actor", "critic", "obs_normalizer"} <= set(agent) and not set(TRAINING_ONLY_PARTS) & set(agent)
     with pytest.raises(RunError, match="holds the 3 seeds of one process"):
         load_run(tmp_path / "k")  # the process's checkpoint: td3x-eval names the seed dirs instead
     trained = load_run(seed_dirs[2])  # a seed's own checkpoint: td3x-eval re-scores its last evaluation
@@ -250,6 +253,7 @@ def test_extending_a_run_from_its_mid_episode_checkpoint_equals_a_straight_run(
     run(make_config(*overrides, "run.total_steps=650"), tmp_path / "extended")
     parts = checkpoint.load(tmp_path / "extended" / "checkpoint.pt")
     assert [len(seed["tape"]["actions"]) for seed in parts["seeds"]] == [50, 50]
+    assert set(TRAINING_ONLY_PARTS) <= set(parts["agent"])  # run.keep_buffer: a finished run that can be extended
     run(make_config(*overrides, "run.total_steps=975"), tmp_path / "extended")
     for seed_dir in ("seed_0", "seed_1"):
         straight, extended = (without_timing(read_eval(tmp_path / d / seed_dir)) for d in ("straight", "extended"))

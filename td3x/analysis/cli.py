@@ -16,7 +16,7 @@ from pathlib import Path
 from td3x.analysis.plots import PLOTLY_JS
 from td3x.analysis.report import ReportError, Settings, build_report, write_report
 from td3x.analysis.wandb_export import log_report
-from td3x.cli import HelpFormatter, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
 PLOTLY_HELP = (
@@ -30,7 +30,7 @@ PLOTLY_HELP = (
 def build_parser() -> argparse.ArgumentParser:
     """td3x-report's command line."""
     defaults = Settings()
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="td3x-report",
         description="Turn td3x run dirs into the paper's tables (Markdown on stdout, CSV and LaTeX), aggregate "
         "statistics (rliable), a test of every row against the authors' published TD3 curves, and plots (PNG, "

@@ -92,9 +92,9 @@ def _last_eval_step(run_dir: Path) -> int:
 
 
 def _weights(run_dir: Path) -> dict[str, torch.Tensor]:
-    """The final networks and their targets, from the run's last checkpoint."""
+    """The final networks, from the run's last checkpoint (which keeps no targets: nothing trains from it again)."""
     agent = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)["agent"]
-    networks = ("actor", "critic", "actor_target", "critic_target")
+    networks = ("actor", "critic")
     return {f"{part}.{name}": value for part in networks for name, value in agent[part].items()}
 
 
