@@ -57,7 +57,7 @@ class NoiseUnits(enum.Enum):
 
 
 class Numerics(enum.Enum):
-    native = "native"  # torch's fastest fp32 kernels for this CPU: same seed, same bits on the same kind of CPU
+    native = "native"  # torch's fastest fp32 kernels for this CPU: same seed, same bits on one CPU model and build
     portable = "portable"  # MKL's COMPATIBLE branch, ATen's default kernels: meant for the same bits on any x86-64 CPU
 
 
@@ -273,8 +273,8 @@ class RunConfig:
     num_threads: int = 1  # torch intra-op threads; part of the config because it changes float results
     num_seeds: int = 1  # K: train seeds seed .. seed + K - 1 in this process, stacked (run dirs seed_<seed>)
     compile: bool = False  # torch.compile the critic and actor losses (same math; pays a compile at start)
-    # fp32 kernels: native (fastest here; same bits on the same kind of CPU) or portable (meant for the same bits on
-    # any x86-64 CPU; about 0.4x the speed); see the docs' "Same bits on other CPUs"
+    # fp32 kernels: native (fastest here; same bits on the same CPU model and library builds) or portable (meant for
+    # the same bits on any x86-64 CPU; about 0.4x the speed); see the docs' "Same bits on other CPUs"
     numerics: Numerics = Numerics.native
     # the dtype of the networks' matrix products in the updates: fp32, or bf16 where the hardware has bf16 units (a
     # CUDA GPU, or a CPU with avx512_bf16 or AMX); see the docs' "Precision"

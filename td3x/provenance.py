@@ -2,8 +2,9 @@
 
 Fit to publish: no absolute path, user or host name (the command as typed, the operating system without its
 kernel build). What decides fp32 numerics is recorded: the CPU's instruction-set extensions and the kernels torch
-dispatches to (``cpu_capability``), and ``run.numerics`` with the variables it sets (``numerics``); bit-identical
-results hold on the same capability, not across, unless the runs were all ``portable``.
+dispatches to (``cpu_capability``), the CPU model, the library versions, and ``run.numerics`` with the variables it
+sets (``numerics``). In native mode the CPU model and the library builds fix the bits (two CPUs of one capability can
+differ); across CPUs only ``portable`` runs are meant to agree.
 """
 
 from __future__ import annotations
