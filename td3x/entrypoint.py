@@ -21,8 +21,8 @@ from td3x import __version__, numerics
 from td3x.cli import VERSION_LINE
 from td3x.cli_run import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, register_configs, to_typed
+from td3x.multirun import announce_launch, print_launch_summaries
 from td3x.overrides import default_choices, flag_problem, group_options, override_problems, run_choices
-from td3x.sweep import announce_launch, print_launch_summaries
 from td3x.training import check_runtime
 
 

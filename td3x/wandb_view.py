@@ -30,6 +30,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from td3x.multirun import runs_below
 from td3x.run_dir import CONFIG_FILE, WANDB_DIR, RunFileError, read_yaml_mapping, run_configs
 
 LINK_PREFIX = "run-"  # a prefix wandb leet lists, and the shortest: the label gets the most of the shown width
@@ -97,8 +98,6 @@ def gather(path: Path) -> View:
         FileNotFoundError: ``path`` holds no run.
         RunFileError: ``path/wandb`` cannot be written (not a dir, no permission).
     """
-    from td3x.sweep import runs_below  # the sweep's own finder of runs (it imports this module for its command)
-
     configs = runs_below(path)
     if not configs:
         raise FileNotFoundError(f"{path} holds no run: not a sweep dir, a run dir or a folder of runs")

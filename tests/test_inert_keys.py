@@ -45,8 +45,12 @@ def test_the_report_tells_rows_apart_by_the_learning_keys_only() -> None:
     everything = set(flatten(config))
     schedule = {"run.total_steps", "run.eval_every", "run.eval_episodes", "run.eval_seed"}
     sources = {f"seeds.{name}" for name in SEED_SOURCES}  # a pinned source changes what is learned
+    precision = {"run.precision"}  # bf16 products learn other numbers than fp32's, not only other rounding
     learning = (
-        {key for key in everything if key.startswith(("agent.", "noise.", "env."))} - {"env.id"} | schedule | sources
+        {key for key in everything if key.startswith(("agent.", "noise.", "env."))} - {"env.id"}
+        | schedule
+        | sources
+        | precision
     )
     assert set(result_keys(a_run(config))) == learning
     assert everything - learning == {

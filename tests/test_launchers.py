@@ -43,7 +43,7 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from td3x.config import CONF_DIR, TrainConfig
-from td3x.sweep import list_jobs
+from td3x.multirun import list_jobs
 from td3x.training import run
 
 __all__ = ["ray_cluster", "slurm_cluster"]  # fixtures, imported so that this module's tests can use them

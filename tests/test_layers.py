@@ -59,6 +59,8 @@ FLOORS = {
     "td3x.training": LIBRARY,
     "td3x.evaluation": LIBRARY,
     "td3x.launches": LIBRARY,  # each launch of a sweep, recorded in its sweep dir (a Hydra callback)
+    "td3x.multirun": LIBRARY,  # a multirun's jobs, their runs' states, a launch's cost and closing line
+    "td3x.wandb_view": LIBRARY,  # a sweep's W&B runs gathered for wandb leet (td3x-sweep view, a Hydra callback)
     "td3x.overrides": LIBRARY,  # checking and applying overrides: td3x-train, td3x-sweep and td3x.compose
     "td3x.cli": LIBRARY,  # --version and help formatting of every command
     "td3x.cli_run": LIBRARY,  # training from a command line: td3x-train and td3x-resume

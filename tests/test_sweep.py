@@ -41,16 +41,16 @@ from helpers.sweeps import (
 from td3x.analysis.runs import find_runs
 from td3x.config import CONF_DIR, TrainConfig
 from td3x.launches import sweep_dir_override
-from td3x.run_dir import seed_run_dirs
-from td3x.sweep import (
+from td3x.multirun import (
     MEASURED_ON,
     MEASURED_STEPS_PER_CORE_SECOND,
     Job,
     launch_cost,
     launcher_resources,
     list_jobs,
-    main,
 )
+from td3x.run_dir import seed_run_dirs
+from td3x.sweep import main
 from td3x.sweep import main as sweep_main
 from td3x.trainer import RunInterrupted, TrainingError
 from td3x.training import run

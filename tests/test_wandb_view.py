@@ -22,8 +22,8 @@ import pytest
 from helpers.scripts import BIN, exit_code
 
 from td3x.analysis.runs import find_runs
+from td3x.multirun import runs_below
 from td3x.sweep import main as sweep_main
-from td3x.sweep import runs_below
 from td3x.wandb_view import gather, link_names, run_label, run_segments
 
 REPO = Path(__file__).resolve().parents[1]
