@@ -25,8 +25,8 @@ from omegaconf import DictConfig, OmegaConf
 import td3x
 from td3x.config import CONF_DIR, register_configs
 from td3x.entrypoint import HYDRA_OPTIONS
+from td3x.multirun import JobComposer, job_overrides, list_jobs
 from td3x.overrides import apply_overrides, override_dirname, sweep_jobs
-from td3x.sweep import JobComposer, job_overrides, list_jobs
 
 
 @pytest.fixture(scope="module")
