@@ -81,6 +81,7 @@ def synchronize(device: torch.device) -> None:
 
 
 def config_for(device: torch.device, seeds: int, precision: str, compiled: str, steps: int = 1) -> TrainConfig:
+    torch._dynamo.reset()  # each measurement compiles anew: past dynamo's recompile limit the losses would run eager
     extra = [f"run.device={device.type}", f"run.precision={precision}", f"run.compile={compiled == 'on'}".lower()]
     return td3x_config(PRESET, 1, steps, seeds, extra)
 
@@ -89,7 +90,6 @@ def compile_as_graphs(agent: TD3, compiled: str) -> None:
     """``--compile graphs``: the agent's two losses compiled with CUDA graphs (td3x compiles them in the default
     mode, ``run.compile``); nothing for the other modes."""
     if compiled == "graphs":
-        torch._dynamo.reset()  # each measurement its own compilation: dynamo's recompile limit falls back to eager
         agent.critic_loss = torch.compile(agent._critic_loss, mode=COMPILE_MODES[compiled])
         agent.actor_loss = torch.compile(agent._actor_loss, mode=COMPILE_MODES[compiled])
 
@@ -128,7 +128,6 @@ def measure_update(
     device: torch.device, seeds: int, precision: str, compiled: str, args: argparse.Namespace
 ) -> UpdateRow:
     config = config_for(device, seeds, precision, compiled)
-    torch._dynamo.reset()  # a new compilation (past dynamo's recompile limit, the losses would silently run eager)
     env = make_env(config.env)
     spec = env_spec(env)
     env.close()
