@@ -20,11 +20,11 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike
 
-from td3x.config import ConfigError, Device, TrainConfig
+from td3x.config import ComposedConfig, Device, TrainConfig
 from td3x.envs import env_spec, make_env
 from td3x.evaluation import TrainedRun, load_run
-from td3x.overrides import compose_checked, composed_choices
-from td3x.training import check_runtime, run
+from td3x.overrides import compose_checked
+from td3x.training import run
 
 
 class Policy:
@@ -108,10 +108,11 @@ def load(path: str | Path, device: str = "cpu") -> Policy:
     return Policy(load_run(Path(path), Device(device)))
 
 
-def compose(overrides: Sequence[str] = ()) -> TrainConfig:
-    """The checked config that ``td3x-train OVERRIDES`` would train, without training. It carries the group
-    choices (env, agent, noise, ablation) for :func:`train` to record in ``config.yaml``, as ``td3x-train`` does, so
-    that ``td3x-report`` puts both runs of one config in one row; a copy made with ``dataclasses.replace`` has none.
+def compose(overrides: Sequence[str] = ()) -> ComposedConfig:
+    """The checked config that ``td3x-train OVERRIDES`` would train, without training: a ``TrainConfig`` whose
+    ``choices`` hold the group options (env, agent, noise, ablation) for :func:`train` to record in ``config.yaml``,
+    as ``td3x-train`` does, so that ``td3x-report`` puts both runs of one config in one row (a copy made with
+    ``dataclasses.replace`` keeps them).
 
     Args:
         overrides: Hydra overrides as on the command line, e.g. ``["env=hopper", "ablation=no_twin", "seed=3"]``.
@@ -136,11 +137,9 @@ def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         td3x.numerics.NumericsError: ``run.numerics`` cannot take effect in this process (torch computed under
             the other mode first: train it in a new process).
     """
-    problems = check_runtime(config)
-    if problems:
-        raise ConfigError(problems)
     td3x_log = logging.getLogger("td3x")
     if not td3x_log.handlers and not logging.getLogger().handlers:
         td3x_log.addHandler(logging.StreamHandler())
         td3x_log.setLevel(logging.INFO)
-    return run(config, Path(run_dir), composed_choices(config))
+    choices = config.choices if isinstance(config, ComposedConfig) else None  # a TrainConfig built otherwise: none
+    return run(config, Path(run_dir), choices)

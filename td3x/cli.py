@@ -1,5 +1,6 @@
-"""What every td3x command line shares: ``--version``, help that shows each option's default, and usage errors in
-one line.
+"""What every td3x command line shares: ``--version``, help that shows each option's default, usage errors in
+one line, refusals as one line per problem and exit code 2 (:func:`exit_with`), and logging to the terminal and a
+file in the dir a command works in (:func:`log_to`).
 
 parser = OneLineParser(prog="td3x-eval", formatter_class=HelpFormatter)
 add_version_flag(parser)  # td3x-eval --version prints "td3x 0.1.0"
@@ -8,8 +9,10 @@ add_version_flag(parser)  # td3x-eval --version prints "td3x 0.1.0"
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from td3x import __version__
@@ -89,3 +92,21 @@ def add_version_flag(parser: argparse.ArgumentParser) -> None:
         parser: the command's top-level parser.
     """
     parser.add_argument("--version", action="version", version=VERSION_LINE, help="print td3x's version and exit")
+
+
+def exit_with(label: str, problems: Sequence[str], exit_code: int = 2) -> NoReturn:
+    """Print ``label: problem`` on stderr, one line a problem, and exit: every command's refusals
+    (``config error``, ``resume error``, ...) look alike. Exit code 2 is a usage or config error."""
+    for problem in problems:
+        print(f"{label}: {problem}", file=sys.stderr)
+    sys.exit(exit_code)
+
+
+def log_to(log_file: Path) -> None:
+    """Log as td3x-train does under Hydra: to the terminal and appended to ``log_file`` (a run's ``train.log``,
+    a study's ``tune.log``)."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s",
+        handlers=[logging.StreamHandler(), logging.FileHandler(log_file)],
+    )

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import logging
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 from td3x import numerics
 from td3x.checkpoint import CheckpointError
-from td3x.config import TrainConfig
+from td3x.cli import exit_with
+from td3x.config import ConfigError, TrainConfig
 from td3x.episode_tape import ReplayMismatch
 from td3x.numerics import NumericsError
 from td3x.resume_plan import ResumeError
@@ -36,9 +36,7 @@ def fail(multirun: bool, label: str, problems: list[str], exit_code: int, error:
     (under Hydra's basic launcher every job shares one process: one sys.exit would end them all)."""
     if multirun:
         raise error
-    for problem in problems:
-        print(f"{label}: {problem}", file=sys.stderr)
-    sys.exit(exit_code)
+    exit_with(label, problems, exit_code)
 
 
 def run_and_report(
@@ -46,9 +44,14 @@ def run_and_report(
 ) -> dict[str, Any] | None:
     """:func:`~td3x.training.run` for a command line: a refusal or a stop is one line per problem and an exit code
     (2: resume refused, or numerics this process cannot give; 1: training stopped), or, in a multirun job, an
-    exception; the last line sums the run up."""
+    exception; the last line sums the run up. A config this machine cannot run is refused as ``config error``
+    lines and exit code 2."""
     try:
         summary = run(config, run_dir, choices)
+    except ConfigError as error:  # what this machine cannot run (check_runtime): nothing was created
+        remove_if_only_hydra_files(run_dir)
+        fail(multirun, "config error", error.problems, 2, error)
+        return None
     except (ResumeError, CheckpointError, ReplayMismatch) as error:  # the checkpoint cannot be resumed here
         remove_if_only_hydra_files(run_dir)
         fail(multirun, "resume error", [str(error)], 2, error)

@@ -417,6 +417,24 @@ class TrainConfig:
         return max(self.env.random_steps, self.agent.batch_size) if start is None else start
 
 
+@dataclass
+class ComposedConfig(TrainConfig):
+    """A :class:`TrainConfig` composed from ``conf/``'s groups (``td3x.compose``), with the option chosen in each
+    group (env, agent, noise, ablation; experiment when given), which training records in ``config.yaml`` beside the
+    config. ``choices`` is no config key (the schema registered for Hydra is :class:`TrainConfig`, and
+    :func:`to_container` leaves it out); ``dataclasses.replace`` keeps it."""
+
+    choices: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, config: TrainConfig, choices: dict[str, str]) -> ComposedConfig:
+        """``config`` with its group ``choices``."""
+        return cls(**{name: getattr(config, name) for name in TRAIN_KEYS}, choices=dict(choices))
+
+
+TRAIN_KEYS = tuple(entry.name for entry in dataclasses.fields(TrainConfig))  # a config's top-level keys
+
+
 def register_configs() -> None:
     """Store the schemas under the ``schema`` group, so that ``Available options`` lists real choices only."""
     store = ConfigStore.instance()
@@ -524,10 +542,11 @@ def from_saved(saved: dict[str, Any]) -> TrainConfig:
 
 
 def to_container(config: TrainConfig) -> dict[str, Any]:
-    """The resolved config as plain Python types (enums as their names), for YAML, JSON and W&B."""
+    """The resolved config as plain Python types (enums as their names), for YAML, JSON and W&B: the config keys
+    only (a :class:`ComposedConfig`'s ``choices`` are recorded beside them)."""
     container = OmegaConf.to_container(OmegaConf.structured(config), resolve=True, enum_to_str=True)
     assert isinstance(container, dict)
-    return {str(key): value for key, value in container.items()}
+    return {str(key): value for key, value in container.items() if key in TRAIN_KEYS}
 
 
 def flatten(container: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 ``main`` checks the overrides and the config before anything is created and reports problems one line each;
 inside a multirun job it raises instead of exiting, so the sweep goes on. Training itself is the library's,
-:func:`td3x.training.run`, through :func:`td3x.cli_run.run_and_report`.
+:func:`td3x.training.run` (which also refuses what this machine cannot run), through
+:func:`td3x.cli_run.run_and_report`.
 """
 
 from __future__ import annotations
@@ -18,21 +19,17 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from td3x import __version__, numerics
-from td3x.cli import VERSION_LINE
+from td3x.cli import VERSION_LINE, exit_with
 from td3x.cli_run import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config import CONF_DIR, ConfigError, TrainConfig, register_configs, to_typed
 from td3x.multirun import announce_launch, print_launch_summaries
 from td3x.overrides import default_choices, flag_problem, group_options, override_problems, run_choices
-from td3x.training import check_runtime
 
 
 def _checked_config(cfg: DictConfig, run_dir: Path, multirun: bool) -> TrainConfig | None:
+    """The typed config; what this machine cannot run is refused by :func:`td3x.training.run` itself."""
     try:
-        config = to_typed(cfg)
-        problems = check_runtime(config)
-        if problems:
-            raise ConfigError(problems)
-        return config
+        return to_typed(cfg)
     except ConfigError as error:
         remove_if_only_hydra_files(run_dir)
         fail(multirun, "config error", error.problems, 2, error)
@@ -129,13 +126,10 @@ def main() -> None:
         return
     flag = flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True)
     if flag:
-        print(f"td3x-train: error: {flag} (see td3x-train --help)", file=sys.stderr)
-        sys.exit(2)
+        exit_with("td3x-train: error", [f"{flag} (see td3x-train --help)"])
     problems = override_problems([argument for argument in arguments if "=" in argument and argument[0] != "-"])
     if problems:
-        for problem in problems:
-            print(f"config error: {problem}", file=sys.stderr)
-        sys.exit(2)
+        exit_with("config error", problems)
     numerics.restart_if_portable_asks(arguments)  # before Hydra creates a dir or a launcher starts a worker
     announce_launch(arguments)  # a sweep's size and cost, before its jobs start
     register_configs()

@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 
 def wandb_kwargs(config: TrainConfig, choices: dict[str, str], run_id: str | None) -> dict[str, Any]:
-    """One seed's W&B run: its project, group, name, tags and config (``run_id``: continue that run)."""
+    """One seed's W&B run: its project, group, name and tags (``run_id``: continue that run); the caller adds its
+    ``config``, what the seed's ``config.yaml`` holds."""
     agent = choices.get("agent", "custom")
     return {
         "project": config.logging.project,
@@ -46,7 +47,6 @@ def wandb_kwargs(config: TrainConfig, choices: dict[str, str], run_id: str | Non
         "id": run_id,
         "name": f"{choices.get('env', config.env.id)}-{agent}-{config.paper_row}-s{config.seed}",
         "tags": [config.env.id, agent, config.paper_row, f"seed{config.seed}", *config.logging.tags],
-        "config": {**to_container(config), "choices": choices},
     }
 
 
@@ -55,9 +55,8 @@ def recorded_run_kwargs(run_dir: Path, config: TrainConfig, run_id: str) -> dict
     segment another command adds to it (``td3x-eval --video``), so that it reads as the same run."""
     recorded = read_yaml_mapping(run_dir / CONFIG_FILE) if (run_dir / CONFIG_FILE).is_file() else {}
     choices = recorded.get("choices")
-    return wandb_kwargs(config, choices if isinstance(choices, dict) else {}, run_id) | (
-        {"config": recorded} if recorded else {}
-    )
+    choices = choices if isinstance(choices, dict) else {}
+    return wandb_kwargs(config, choices, run_id) | {"config": recorded or {**to_container(config), "choices": choices}}
 
 
 class CsvLog:

@@ -40,6 +40,7 @@ from td3x.run_dir import (
     read_json_mapping,
     read_yaml_mapping,
     run_configs,
+    seed_range,
     seed_run_dirs,
 )
 
@@ -56,7 +57,7 @@ class Job:
 
     @property
     def seeds(self) -> range:
-        return range(self.seed, self.seed + self.num_seeds)
+        return seed_range(self.seed, self.num_seeds)
 
 
 @contextlib.contextmanager

@@ -20,6 +20,9 @@ Pendulum run changed with OpenBLAS's core type (measured on one AVX2 CPU). Porta
 :func:`startup_environment` set before Python starts. The console scripts restart themselves with it
 (:func:`restart_pinned`, an ``exec`` of the same command, before anything is written); any other process, a
 launcher's worker or a user's own script, is refused with the variables to set (:class:`StartupPinsMissing`).
+
+:data:`PROCESS` is td3x's one module-level mutable state, by design: the mode is a property of the process (torch
+keeps the kernels of its first computation), so it cannot live in a run's objects.
 """
 
 from __future__ import annotations
@@ -50,8 +53,17 @@ PORTABLE_CAPABILITY = "DEFAULT"  # torch.backends.cpu.get_cpu_capability() once 
 PORTABLE_ARGUMENT = re.compile(r"\+{0,2}run\.numerics=portable")  # on a console script's command line
 
 log = logging.getLogger(__name__)
-_applied: Numerics | None = None  # the mode this process computes under, once a run has asked for one
-_restartable = False  # set by the console scripts (allow_restart): their process may be replaced by a pinned one
+
+
+class ProcessNumerics:
+    """What this process computes under, and whether it may restart pinned."""
+
+    def __init__(self) -> None:
+        self.applied: Numerics | None = None  # the mode this process computes under, once a run has asked for one
+        self.restartable = False  # set by the console scripts (allow_restart): may be replaced by a pinned process
+
+
+PROCESS = ProcessNumerics()
 
 
 class NumericsError(RuntimeError):
@@ -87,13 +99,12 @@ def startup_pinned() -> bool:
 
 def allow_restart() -> None:
     """Called by a console script's ``main``: its process may be replaced by the same command, pinned."""
-    global _restartable
-    _restartable = True
+    PROCESS.restartable = True
 
 
 def can_restart() -> bool:
     """Whether :func:`restart_pinned` may replace this process: a console script's, not restarted already."""
-    return _restartable and not os.environ.get(RESTARTED_VARIABLE)
+    return PROCESS.restartable and not os.environ.get(RESTARTED_VARIABLE)
 
 
 def restart_pinned() -> NoReturn:
@@ -132,11 +143,11 @@ def apply(mode: Numerics) -> None:
         NumericsError: the process already computed under the other mode, or (portable) torch ran an operation
             before td3x could set the environment.
     """
-    global _applied
-    if _applied is not None and _applied is not mode:
+    applied = PROCESS.applied
+    if applied is not None and applied is not mode:
         raise NumericsError(
             f"run.numerics={mode.name} is not allowed here: this process already trained or evaluated with "
-            f"run.numerics={_applied.name}, and torch keeps the kernels of its first computation; run it in a new "
+            f"run.numerics={applied.name}, and torch keeps the kernels of its first computation; run it in a new "
             "process (a sweep that mixes modes needs a launcher that starts one per job)"
         )
     if mode is Numerics.portable:
@@ -147,7 +158,7 @@ def apply(mode: Numerics) -> None:
                 os.environ[name] = value
         _check_startup_pins()
         _check_portable_took_effect()
-    _applied = mode
+    PROCESS.applied = mode
 
 
 def _check_startup_pins() -> None:
@@ -180,5 +191,5 @@ def _check_portable_took_effect() -> None:
 def effective_settings() -> dict[str, Any]:
     """What provenance.json records: the mode this process computes under (``native`` when no run asked) and the
     values of :data:`RECORDED_VARIABLES` (None: unset)."""
-    mode = _applied or Numerics.native
+    mode = PROCESS.applied or Numerics.native
     return {"mode": mode.name, **{name: os.environ.get(name) for name in RECORDED_VARIABLES}}

@@ -30,8 +30,8 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 
 from td3x.config import (
     CONF_DIR,
+    ComposedConfig,
     ConfigError,
-    TrainConfig,
     register_configs,
     schema_keys,
     to_typed,
@@ -152,9 +152,9 @@ def _key_named(flag: str) -> str | None:
     return names[close[0]] if close else None
 
 
-def compose_checked(overrides: list[str]) -> TrainConfig:
+def compose_checked(overrides: list[str]) -> ComposedConfig:
     """The checked config ``td3x-train OVERRIDES`` would train (``td3x.compose``, ``td3x-tune``'s trials), with
-    the group choices ``td3x-train`` records (:func:`composed_choices`).
+    the group choices ``td3x-train`` records (``.choices``).
 
     Raises:
         ConfigError: unknown keys or options, values of the wrong type or out of range (one line each).
@@ -168,13 +168,7 @@ def compose_checked(overrides: list[str]) -> TrainConfig:
     choices = run_choices(cfg.hydra.runtime.choices)
     with open_dict(cfg):
         del cfg["hydra"]
-    config = to_typed(cfg)
-    setattr(config, _CHOICES_ATTRIBUTE, choices)
-    return config
-
-
-# the attribute of a composed TrainConfig that holds its group choices (not a config key: it is not composed)
-_CHOICES_ATTRIBUTE = "_td3x_group_choices"
+    return ComposedConfig.of(to_typed(cfg), choices)
 
 
 def run_choices(runtime_choices: Any) -> dict[str, str]:
@@ -185,13 +179,6 @@ def run_choices(runtime_choices: Any) -> dict[str, str]:
         for group, option in runtime_choices.items()
         if "/" not in group and option is not None and group != "schema"
     }
-
-
-def composed_choices(config: TrainConfig) -> dict[str, str] | None:
-    """The group choices :func:`compose_checked` recorded on ``config``; None for a config made otherwise (e.g.
-    ``dataclasses.replace``, which copies fields only)."""
-    choices = getattr(config, _CHOICES_ATTRIBUTE, None)
-    return dict(choices) if choices is not None else None
 
 
 DIR_KEYS = ("hydra.run.dir", "hydra.sweep.dir")  # dirs Hydra creates before td3x runs: a file there is a traceback

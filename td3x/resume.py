@@ -7,7 +7,6 @@ overrides to retype and no run-dir path to quote. Only keys that never change wh
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from td3x import numerics
-from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
 from td3x.cli_run import run_and_report
 from td3x.config import ConfigError, ResumeMode, TrainConfig, from_saved
 from td3x.inert_keys import RESUME_INERT, is_inert
@@ -74,15 +73,6 @@ def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, A
     return {str(key): value for key, value in container.items()}
 
 
-def _log_to(run_dir: Path) -> None:
-    """Log as td3x-train does under Hydra: to the terminal and appended to the run dir's ``train.log``."""
-    logging.basicConfig(
-        level=logging.INFO,
-        format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s",
-        handlers=[logging.StreamHandler(), logging.FileHandler(run_dir / RUN_LOG)],
-    )
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console script ``td3x-resume RUN_DIR [KEY=VALUE ...]``: continue a run in place from its stored config."""
     parser = OneLineParser(
@@ -113,10 +103,8 @@ def main(argv: list[str] | None = None) -> None:
             raise ConfigError([f"{source}: {problem}" for problem in error.problems]) from error
         config.run.resume = ResumeMode.auto  # a run started with run.resume=never too: continuing is what is asked
     except (ResumeError, ConfigError, RunFileError) as error:
-        for line in getattr(error, "problems", [str(error)]):
-            print(f"resume error: {line}", file=sys.stderr)
-        sys.exit(2)
-    _log_to(run_dir)
+        exit_with("resume error", getattr(error, "problems", [str(error)]))
+    log_to(run_dir / RUN_LOG)
     if run_and_report(config, run_dir, choices) is None:
         sys.exit(1)
 

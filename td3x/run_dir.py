@@ -38,11 +38,16 @@ def seed_dir_name(seed: int) -> str:
     return f"{SEED_DIR_PREFIX}{seed}"
 
 
+def seed_range(seed: int, num_seeds: int) -> range:
+    """The seeds one process trains: ``seed .. seed + K - 1`` for ``seed`` and ``run.num_seeds`` K."""
+    return range(seed, seed + num_seeds)
+
+
 def seed_run_dirs(run_dir: Path, seed: int, num_seeds: int) -> list[Path]:
     """Where each seed of a process writes: a plain run in ``run_dir``, K seeds each in ``run_dir/seed_<seed>``."""
     if num_seeds == 1:
         return [run_dir]
-    return [run_dir / seed_dir_name(seed + k) for k in range(num_seeds)]
+    return [run_dir / seed_dir_name(each) for each in seed_range(seed, num_seeds)]
 
 
 def process_dir(run_dir: Path, num_seeds: int) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -18,7 +18,7 @@ from td3x.episode_tape import EpisodeTape
 from td3x.loggers import RunLoggers, wandb_kwargs
 from td3x.noise import make_noise
 from td3x.rollout import EvalResult
-from td3x.run_dir import RunSummary, seed_run_dirs
+from td3x.run_dir import RunSummary, seed_range, seed_run_dirs
 from td3x.seeding import generators_of, seed_everything
 from td3x.video import TrainingVideos
 
@@ -27,7 +27,21 @@ def seed_configs(config: TrainConfig) -> list[TrainConfig]:
     """The config of each seed of the process: ``seed + k``, everything else shared (``run.num_seeds`` kept,
     so each seed's ``config.yaml`` records the mode it was trained in). A pinned source (``seeds.*``) is thus the
     same for every seed, and a following one moves with the seed."""
-    return [dataclasses.replace(config, seed=config.seed + k) for k in range(config.run.num_seeds)]
+    return [dataclasses.replace(config, seed=seed) for seed in seed_range(config.seed, config.run.num_seeds)]
+
+
+class ProcessSeed(NamedTuple):
+    """One seed of a process: its config (``seed`` is this seed) and the run dir it writes in."""
+
+    config: TrainConfig
+    run_dir: Path
+
+
+def process_seeds(config: TrainConfig, run_dir: Path) -> list[ProcessSeed]:
+    """The process's seeds (:func:`seed_configs`), each in its run dir (``run_dir``, or ``run_dir/seed_<seed>``
+    for K seeds): computed once per run, by :func:`td3x.training.run`."""
+    dirs = seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
+    return [ProcessSeed(*pair) for pair in zip(seed_configs(config), dirs, strict=True)]
 
 
 def recorded_config(config: TrainConfig, choices: dict[str, str]) -> dict[str, Any]:
@@ -37,26 +51,24 @@ def recorded_config(config: TrainConfig, choices: dict[str, str]) -> dict[str, A
 
 
 def seed_runs(
-    config: TrainConfig,
-    run_dir: Path,
+    seeds: list[ProcessSeed],
     device: torch.device,
     choices: dict[str, str],
     wandb_run_ids: list[str | None] | None = None,
 ) -> list[SeedRun]:
-    """The process's seeds, each in its run dir (``run_dir``, or ``run_dir/seed_<seed>`` for K seeds); each one
-    continues its W&B run when ``wandb_run_ids`` names one."""
-    configs, dirs = seed_configs(config), seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
-    run_ids = wandb_run_ids or [None] * len(configs)
+    """The process's seeds (:func:`process_seeds`) set up to train; each one continues its W&B run when
+    ``wandb_run_ids`` names one."""
+    run_ids = wandb_run_ids or [None] * len(seeds)
     # each W&B run's config is what the seed's config.yaml holds, effective seeds included
     return [
         SeedRun(
             k,
-            seed_config,
-            seed_dir,
+            seed.config,
+            seed.run_dir,
             device,
-            wandb_kwargs(seed_config, choices, run_id) | {"config": recorded_config(seed_config, choices)},
+            wandb_kwargs(seed.config, choices, run_id) | {"config": recorded_config(seed.config, choices)},
         )
-        for k, (seed_config, seed_dir, run_id) in enumerate(zip(configs, dirs, run_ids, strict=True))
+        for k, (seed, run_id) in enumerate(zip(seeds, run_ids, strict=True))
     ]
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from hydra.errors import HydraException
 
-from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag, exit_with
 from td3x.config import ConfigError, from_saved
 from td3x.launches import read_launches, sweep_dir_override
 from td3x.multirun import Job, RunState, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
@@ -44,8 +44,7 @@ from td3x.wandb_view import gather, view_command, view_lines
 
 def _print_list(jobs: list[Job], resources: str | None = None) -> int:
     for number, job in enumerate(jobs):
-        last_seed = job.seed + job.num_seeds - 1
-        seeds = f"seed={job.seed}" if last_seed == job.seed else f"seeds={job.seed}-{last_seed}"
+        seeds = f"seed={job.seed}" if len(job.seeds) == 1 else f"seeds={job.seeds[0]}-{job.seeds[-1]}"
         threads = f"{job.num_threads} thread" + "s" * (job.num_threads > 1)
         print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}  [{job.total_steps} steps, {seeds}, {threads}]")
         for problem in job.problems:
@@ -278,15 +277,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"training stopped: interrupted; resume with: td3x-sweep rerun {args.sweep_dir}", file=sys.stderr)
         sys.exit(1)
     except (FileNotFoundError, RunFileError) as error:
-        print(f"td3x-sweep: {error}", file=sys.stderr)
-        sys.exit(2)
-    except ConfigError as error:
-        for problem in error.problems:
-            print(f"config error: {problem}", file=sys.stderr)
-        sys.exit(2)
+        exit_with("td3x-sweep", [str(error)])
+    except ConfigError as error:  # a job's overrides, or a config this machine cannot run (recheck)
+        exit_with("config error", error.problems)
     except HydraException as error:  # an override Hydra refuses that td3x does not check (its syntax, a hydra key)
-        print(f"td3x-sweep: {' '.join(str(error).split())}", file=sys.stderr)
-        sys.exit(2)
+        exit_with("td3x-sweep", [" ".join(str(error).split())])
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from td3x.progress import Progress
 from td3x.replay_buffer import ReplayBuffer
 from td3x.rollout import EvalResult, EvaluationStopped, evaluate_seeds
 from td3x.run_dir import CHECKPOINT_FILE, RunSummary
-from td3x.seed_run import SeedRun, seed_runs
+from td3x.seed_run import ProcessSeed, SeedRun, process_seeds, seed_runs
 from td3x.seeding import global_rng_state, restore_global_rng_state
 from td3x.td3 import TD3
 
@@ -57,6 +57,7 @@ class Trainer:
         choices: the Hydra group choices, for the W&B runs' names and tags.
         wandb_run_ids: continue these W&B runs, one per seed (a resumed run keeps its ids).
         on_evaluation: called after each evaluation (:data:`EvaluationCallback`).
+        seeds: the process's seeds as :func:`~td3x.training.run` computed them (default: from ``config``).
     """
 
     def __init__(
@@ -66,12 +67,13 @@ class Trainer:
         choices: dict[str, str] | None = None,
         wandb_run_ids: list[str | None] | None = None,
         on_evaluation: EvaluationCallback | None = None,
+        seeds: list[ProcessSeed] | None = None,
     ) -> None:
         self.config, self.run_dir, self.choices = config, run_dir, choices or {}
         self.on_evaluation = on_evaluation
         torch.set_num_threads(config.run.num_threads)
         self.device = config.run.device.resolve()
-        self.seeds = seed_runs(config, run_dir, self.device, self.choices, wandb_run_ids)
+        self.seeds = seed_runs(seeds or process_seeds(config, run_dir), self.device, self.choices, wandb_run_ids)
         spec = env_spec(self.seeds[0].env)
         generators = [seed.generators for seed in self.seeds]
         self.agent = TD3(

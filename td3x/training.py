@@ -1,10 +1,11 @@
 """Training a run dir without Hydra: :func:`run` starts a run, resumes it from its checkpoint, or finds it finished
 (the decision is :mod:`td3x.resume_plan`'s), for one seed or K seeds in one process, and returns its summary.
 
-The library under ``td3x-train``, ``td3x-resume``, ``td3x-sweep recheck`` and ``td3x.train``: it writes each seed's
-``config.yaml`` and ``provenance.json``, drives a :class:`~td3x.trainer.Trainer`, stops it after a checkpoint on
-SIGTERM/SIGINT, and writes the final summaries. :func:`check_runtime` holds the checks only the installed libraries
-can make.
+The one way into training: ``td3x-train``, ``td3x-resume``, ``td3x-sweep rerun`` and ``recheck``, ``td3x-tune`` and
+``td3x.train`` all call :func:`run`. It refuses what this machine cannot run (:func:`check_runtime`), computes each
+seed's config and dir once (:func:`~td3x.seed_run.process_seeds`), writes each seed's ``config.yaml`` and
+``provenance.json``, drives a :class:`~td3x.trainer.Trainer`, stops it after a checkpoint on SIGTERM/SIGINT, and
+writes the final summaries.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import yaml
 
 from td3x import numerics, precision
 from td3x.callables import EvaluationCallback
-from td3x.config import Device, TrainConfig
+from td3x.config import ConfigError, Device, TrainConfig
 from td3x.envs import check_env, env_spec, make_env
 from td3x.provenance import collect_provenance, cpu_flags
 from td3x.resume_plan import Plan, exclusive, plan
@@ -36,11 +37,11 @@ from td3x.run_dir import (
     PROVENANCE_FILE,
     SUMMARY_FILE,
     RunSummary,
-    seed_run_dirs,
+    seed_range,
     truncate_after,
     write_json_atomic,
 )
-from td3x.seed_run import recorded_config, seed_configs
+from td3x.seed_run import ProcessSeed, process_seeds, recorded_config
 from td3x.trainer import RunInterrupted, Trainer
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,14 @@ def check_runtime(config: TrainConfig) -> list[str]:
     else:
         problems += precision.problems(config.run.precision, config.run.device.resolve(), cpu_flags())
     return problems or buffer_memory_problems(config)
+
+
+def refuse_unrunnable(config: TrainConfig) -> None:
+    """Raise ConfigError, one line a problem, for what :func:`check_runtime` finds: every way into training checks
+    this first, and ``td3x-tune`` before it creates its study."""
+    problems = check_runtime(config)
+    if problems:
+        raise ConfigError(problems)
 
 
 def buffer_memory_problems(config: TrainConfig) -> list[str]:
@@ -117,9 +126,9 @@ def stop_after_checkpoint(trainer: Trainer) -> Iterator[None]:
 INTERRUPTIONS = (RunInterrupted, KeyboardInterrupt, SystemExit)
 
 
-def _prepare_run_dirs(run_dirs: list[Path], decision: Plan) -> None:
+def _prepare_run_dirs(seeds: list[ProcessSeed], decision: Plan) -> None:
     """A resumed run drops the rows it will write again; a fresh start drops a killed attempt's rows."""
-    for run_dir in run_dirs:
+    for run_dir in (seed.run_dir for seed in seeds):
         if decision.action == "resume":
             truncate_after(run_dir, decision.parts["counters"]["step"])
         else:
@@ -159,12 +168,14 @@ def run(
             stops the run, whose summary records it as the failure.
 
     Raises:
+        ConfigError: what this machine cannot run (:func:`check_runtime`); nothing was created.
         ResumeError: the run dir holds another config's results, or results with ``run.resume=never``.
         TrainingError: a non-finite loss or parameter; the logs and the last good checkpoint are kept.
         RunInterrupted: SIGTERM/SIGINT; a checkpoint was written first.
         NumericsError: ``run.numerics`` cannot take effect in this process (it computed under the other mode).
     """
     run_dir = Path(run_dir)
+    refuse_unrunnable(config)
     numerics.apply(config.run.numerics)  # before the run's first torch operation (td3x.numerics)
     with exclusive(run_dir):
         return _run_locked(config, run_dir, choices, on_evaluation)
@@ -174,25 +185,25 @@ def _run_locked(
     config: TrainConfig, run_dir: Path, choices: dict[str, str] | None, on_evaluation: EvaluationCallback | None
 ) -> dict[str, Any]:
     decision = plan(config, run_dir)
+    seeds = process_seeds(config, run_dir)
     if decision.action == "complete":
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
-        seeds = zip(decision.parts["seeds"], seed_run_dirs(run_dir, config.seed, config.run.num_seeds), strict=True)
-        return group_summary([_finished_summary(decision.parts, state, seed_dir) for state, seed_dir in seeds])
+        finished = zip(decision.parts["seeds"], seeds, strict=True)
+        return group_summary([_finished_summary(decision.parts, state, seed.run_dir) for state, seed in finished])
     log.info(start_line(config, run_dir, choices))
     run_dir.mkdir(parents=True, exist_ok=True)
-    run_dirs = seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
-    earlier = [d / name for d in run_dirs for name in (CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE)]
+    earlier = [seed.run_dir / name for seed in seeds for name in (CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE)]
     if decision.action == "start" and any(path.exists() for path in earlier):
         log.warning("%s holds an earlier attempt but no %s: starting over from env step 0", run_dir, CHECKPOINT_FILE)
-    _prepare_run_dirs(run_dirs, decision)
+    _prepare_run_dirs(seeds, decision)
     saved_seeds = decision.parts.get("seeds", [])
     wandb_run_ids = [seed["wandb_run_id"] for seed in saved_seeds] or None
-    trainer = Trainer(config, run_dir, choices, wandb_run_ids, on_evaluation)
-    for seed_config, seed_dir in zip(seed_configs(config), run_dirs, strict=True):
-        (seed_dir / CONFIG_FILE).write_text(
-            yaml.safe_dump(recorded_config(seed_config, choices or {}), sort_keys=False)
+    trainer = Trainer(config, run_dir, choices, wandb_run_ids, on_evaluation, seeds)
+    for seed in seeds:
+        (seed.run_dir / CONFIG_FILE).write_text(
+            yaml.safe_dump(recorded_config(seed.config, choices or {}), sort_keys=False)
         )
-        write_json_atomic(seed_dir / PROVENANCE_FILE, collect_provenance())
+        write_json_atomic(seed.run_dir / PROVENANCE_FILE, collect_provenance())
     try:
         if decision.action == "resume":
             trainer.restore(decision.parts)
@@ -211,8 +222,8 @@ def _run_locked(
 
 def start_line(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> str:
     """The one line that says what is about to run."""
-    last_seed = config.seed + config.run.num_seeds - 1
-    seeds = f"seed {config.seed}" if last_seed == config.seed else f"seeds {config.seed}-{last_seed}"
+    trained = seed_range(config.seed, config.run.num_seeds)
+    seeds = f"seed {trained[0]}" if len(trained) == 1 else f"seeds {trained[0]}-{trained[-1]}"
     agent = (choices or {}).get("agent", "as configured")
     per_seed = " per seed" if config.run.num_seeds > 1 else ""  # as the progress lines count them
     return (

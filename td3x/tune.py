@@ -14,11 +14,11 @@ from pathlib import Path
 import optuna
 from optuna.trial import TrialState
 
-from td3x.cli import HelpFormatter, OneLineParser, add_version_flag
+from td3x.cli import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
 from td3x.config import ConfigError, TrainConfig
 from td3x.overrides import compose_checked
 from td3x.trainer import RunInterrupted
-from td3x.training import check_runtime
+from td3x.training import refuse_unrunnable
 from td3x.tuning.scores import METRICS
 from td3x.tuning.space import SearchSpace, load_space, space_path, space_problems, space_record
 from td3x.tuning.study import StudyRunner, StudySettings, finishing, fresh_evaluation, record_settings
@@ -78,9 +78,7 @@ def _option_problems(args: argparse.Namespace, metrics: list[str]) -> list[str]:
 
 def _base_config(overrides: list[str]) -> TrainConfig:
     config = compose_checked(overrides)
-    problems = check_runtime(config)
-    if problems:
-        raise ConfigError(problems)
+    refuse_unrunnable(config)  # as each trial's training will, but before the study dir is created
     return config
 
 
@@ -121,15 +119,6 @@ def checked_study(args: argparse.Namespace) -> tuple[StudySettings, SearchSpace,
     args.study_dir.mkdir(parents=True, exist_ok=True)
     record_settings(args.study_dir, settings)
     return settings, space, base
-
-
-def _log_to(study_dir: Path) -> None:
-    logging.basicConfig(
-        level=logging.INFO,
-        format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s",
-        handlers=[logging.StreamHandler(), logging.FileHandler(study_dir / "tune.log")],
-    )
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # td3x says one line per trial itself
 
 
 def run_study(study_dir: Path, settings: StudySettings, space: SearchSpace, base: TrainConfig) -> int:
@@ -177,10 +166,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         settings, space, base = checked_study(args)
     except ConfigError as error:
-        for problem in error.problems:
-            print(f"config error: {problem}", file=sys.stderr)
-        sys.exit(2)
-    _log_to(args.study_dir)
+        exit_with("config error", error.problems)
+    log_to(args.study_dir / "tune.log")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # td3x says one line per trial itself
     sys.exit(run_study(args.study_dir, settings, space, base))
 
 

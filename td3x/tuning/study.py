@@ -29,9 +29,9 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
 from td3x.config import ConfigError, TrainConfig
-from td3x.overrides import FREE_FORM, compose_checked, composed_choices
+from td3x.overrides import FREE_FORM, compose_checked
 from td3x.resume_plan import ResumeError
-from td3x.run_dir import RunFileError, read_yaml_mapping, seed_run_dirs
+from td3x.run_dir import RunFileError, read_yaml_mapping, seed_range, seed_run_dirs
 from td3x.trainer import TrainingError
 from td3x.training import run
 from td3x.tuning.scores import METRICS, score_until
@@ -229,7 +229,7 @@ class StudyRunner:
         seed_dirs = seed_run_dirs(claim.run_dir, config.seed, config.run.num_seeds)
         reporter = EvaluationReporter(claim, seed_dirs, self.settings.metric, config.update_start)
         try:
-            run(config, claim.run_dir, composed_choices(config), on_evaluation=reporter)
+            run(config, claim.run_dir, config.choices, on_evaluation=reporter)
         except TrialPruned as pruned:
             self.study.tell(claim.trial, state=TrialState.PRUNED)
             log.info("trial %d pruned: %s", number, pruned)
@@ -240,8 +240,8 @@ class StudyRunner:
                 return
             self._tell_failed(claim, str(error))
             return
-        except TrainingError as error:
-            self._tell_failed(claim, str(error))
+        except (TrainingError, ConfigError) as error:  # ConfigError: drawn values this machine cannot run
+            self._tell_failed(claim, "; ".join(getattr(error, "problems", [str(error)])))
             return
         score = float(np.mean([score_until(d, self.settings.metric, None) for d in seed_dirs]))
         self.study.tell(claim.trial, score)
@@ -288,10 +288,10 @@ def fresh_evaluation(runner: StudyRunner) -> dict[str, Any] | None:
     if not complete or settings.fresh_seeds == 0:
         return None
     best = runner.study.best_trial
-    first_seed = base.seed + base.run.num_seeds
+    fresh_range = seed_range(seed_range(base.seed, base.run.num_seeds).stop, settings.fresh_seeds)
     overrides = [
         *runner.trial_overrides(best.params),
-        f"seed={first_seed}",
+        f"seed={fresh_range[0]}",
         f"run.num_seeds={settings.fresh_seeds}",
     ]
     config = compose_checked(overrides)
@@ -299,15 +299,15 @@ def fresh_evaluation(runner: StudyRunner) -> dict[str, Any] | None:
     log.info(
         "training trial %d's config on fresh seeds %d-%d",
         best.number,
-        first_seed,
-        first_seed + settings.fresh_seeds - 1,
+        fresh_range[0],
+        fresh_range[-1],
     )
-    run(config, run_dir, composed_choices(config))
+    run(config, run_dir, config.choices)
     seed_dirs = seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
     return {
         "trial": best.number,
         "run_dir": run_dir.name,
-        "seeds": [config.seed + k for k in range(config.run.num_seeds)],
+        "seeds": list(fresh_range),
         "scores": [score_until(d, settings.metric, None) for d in seed_dirs],
         "overrides": overrides,
     }
