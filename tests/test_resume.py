@@ -312,6 +312,26 @@ def eval_rows(run_dir: Path) -> list[dict[str, str]]:
         return [{k: v for k, v in row.items() if not is_timing_column(k)} for row in csv.DictReader(file)]
 
 
+# a replay buffer no machine holds (24 TB for Pendulum): check_runtime refuses it on any Linux machine
+UNRUNNABLE_BUFFER = 10**12
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/meminfo").is_file(), reason="the memory check reads Linux's /proc/meminfo")
+def test_td3x_resume_refuses_what_td3x_train_refuses_on_this_machine(tmp_path: Path) -> None:
+    """td3x-resume goes through the same runtime checks as td3x-train: a stored config this machine cannot run is
+    a config error, exit 2, before anything is trained or written (it used to reach the buffer's allocation)."""
+    config = td3x.compose([*RUN, f"agent.buffer_size={UNRUNNABLE_BUFFER}"])
+    (tmp_path / CONFIG_FILE).write_text(yaml.safe_dump({**to_container(config), "choices": {}}, sort_keys=False))
+    result = subprocess.run(
+        [str(BIN / "td3x-resume"), str(tmp_path)], capture_output=True, text=True, timeout=300, env=environment()
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"config error: agent.buffer_size={UNRUNNABLE_BUFFER} is not allowed: the replay")
+    assert len(result.stderr.splitlines()) == 1
+    assert sorted(path.name for path in tmp_path.iterdir()) == [CONFIG_FILE, "train.log"]
+
+
 @pytest.mark.slow
 def test_td3x_resume_of_a_sigkilled_sweep_job_equals_the_job_uninterrupted(tmp_path: Path) -> None:
     def sweep_command(sweep_dir: Path) -> list[str]:

@@ -109,6 +109,24 @@ def test_recheck_finds_identical_runs_and_a_tampered_one(sweep: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/meminfo").is_file(), reason="the memory check reads Linux's /proc/meminfo")
+def test_recheck_refuses_a_run_this_machine_cannot_run_as_td3x_train_does(
+    sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recheck trains through the same runtime checks as td3x-train: a stored config this machine cannot run (a
+    replay buffer of 24 TB) is a config error, exit 2, not an allocation's traceback."""
+    copy = tmp_path / "sweep"
+    shutil.copytree(sweep, copy)
+    for config_file in copy.glob("pendulum/none/*/config.yaml"):
+        stored = yaml.safe_load(config_file.read_text())
+        stored["agent"]["buffer_size"] = 10**12
+        config_file.write_text(yaml.safe_dump(stored, sort_keys=False))
+    code, _, err = sweep_cli(capsys, "recheck", str(copy), "--runs", "1")
+    assert code == 2 and err.startswith("config error: agent.buffer_size=1000000000000 is not allowed: the replay")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.slow
 def test_not_a_sweep_dir_is_one_line(tmp_path: Path) -> None:
     result = td3x("td3x.sweep", "status", str(tmp_path))
     assert result.returncode == 2 and result.stderr.strip() == (
