@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -14,6 +15,7 @@ import td3x
 from td3x import evaluate
 from td3x.analysis.cells import row_labels
 from td3x.analysis.runs import find_runs
+from td3x.config import schema_keys, to_container
 
 __all__ = ["k_seed_run"]  # a fixture, imported so that this module's tests can use it
 
@@ -38,6 +40,18 @@ def test_load_and_predict_act_in_env_units_and_score_what_td3x_eval_reports(
     capsys.readouterr()
     record = json.loads((k_seed_run / "seed_1" / "eval_step600_seed777_n1.json").read_text())
     assert episode_return == pytest.approx(record["returns"][0], abs=1e-9)
+
+
+def test_a_composed_config_carries_its_group_choices_as_a_field_no_key() -> None:
+    """The choices ride in a typed field that dataclasses.replace keeps (it used to drop a hidden attribute), and
+    they are neither a config key nor part of the config that is hashed and recorded."""
+    config = td3x.compose(["ablation=no_twin"])
+    expected = {"env": "pendulum", "agent": "td3", "noise": "gaussian", "ablation": "no_twin"}
+    assert config.choices == expected
+    assert dataclasses.replace(config, seed=4).choices == expected
+    assert "choices" not in to_container(config) and not any(key.startswith("choices") for key in schema_keys())
+    plain = td3x.TrainConfig(**{key: getattr(config, key) for key in to_container(config)})
+    assert to_container(config) == to_container(plain)
 
 
 @pytest.mark.slow
