@@ -42,6 +42,7 @@ FLOORS = {
     "td3x.precision": ALGORITHM,  # run.precision: the loss's autocast and where bf16 may run
     "td3x.overestimation": ALGORITHM,  # the paper's Figure 1 measure, on rollouts
     "td3x.rollout": ALGORITHM,  # the paper's evaluation protocol (§6.1)
+    "td3x.seed_statistics": ALGORITHM,  # the last-10 metric and the Student-t interval: summary, report, td3x-tune
     # the library
     "td3x.run_dir": LIBRARY,
     "td3x.checkpoint": LIBRARY,

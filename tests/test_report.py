@@ -27,16 +27,15 @@ from td3x.analysis.metrics import (
     NO_INTERVAL,
     STUDENT_T,
     interval_method,
-    last10_scores,
     max_average_return,
     seeded_bootstrap,
     stratified_t_interval,
-    t_interval,
 )
 from td3x.analysis.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
 from td3x.analysis.report import Written
 from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE, UNTRAINED_PEAK
 from td3x.config import TrainConfig
+from td3x.seed_statistics import last10_return, t_interval
 
 T_975_DF2 = 4.302653  # Student-t's 97.5% quantile with 2 degrees of freedom (3 seeds), from any table
 TABLE1_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5"]
@@ -70,7 +69,7 @@ def test_table1_metric_on_reacher() -> None:
 def test_table2_metric_reproduces_the_papers_td3_row(env_id: str) -> None:
     curves = authors_curves(env_id)
     assert curves is not None
-    assert last10_scores(curves).mean() == pytest.approx(table2_score("TD3", env_id), abs=0.005)  # mean over seeds
+    assert last10_return(curves).mean() == pytest.approx(table2_score("TD3", env_id), abs=0.005)  # mean over seeds
 
 
 def test_gymnasium_ids_map_to_the_papers_columns_by_name() -> None:

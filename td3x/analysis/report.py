@@ -25,7 +25,7 @@ from td3x.analysis.fidelity import (
     fidelities,
     peer_comparisons,
 )
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Band, last10_scores
+from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Band
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, paper_env
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_study import (
@@ -39,6 +39,7 @@ from td3x.analysis.seed_study import (
     study_sources,
 )
 from td3x.analysis.seeds import MIN_SEEDS, SeedStudy, study_seeds
+from td3x.seed_statistics import last10_return
 
 PLOTS_DIR = "plots"
 # a bias plot draws each row in its colour, and each of its estimates in a line style of its own
@@ -124,7 +125,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     scores = {key: numbers.scores for key, numbers in stats.items()}
     normalisers = make_normalisers(grid, scores, _untrained(stats))
     studies = [
-        study_seeds(s.cell.row, s.cell.env_id, s.cell.seeds, last10_scores(s.curves), settings.reps, settings.seed)
+        study_seeds(s.cell.row, s.cell.env_id, s.cell.seeds, last10_return(s.curves), settings.reps, settings.seed)
         for s in stats.values()
         if len(s.cell.runs) >= MIN_SEEDS
     ]

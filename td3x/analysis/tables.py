@@ -22,6 +22,7 @@ from td3x.analysis.fidelity import ALPHA, PEER_ROW, PRIMARY, SPREAD, Comparison,
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, Estimate
 from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
 from td3x.analysis.seeds import SeedStudy
+from td3x.seed_statistics import last10_return
 
 FLAG = " (!)"
 STEP0_MARK = " †"
@@ -292,7 +293,7 @@ def runs_csv_frame(grid: Grid) -> pd.DataFrame:
             "status": [(run.summary or {}).get("status") for run in runs],
             "evaluations": [len(run.evals) for run in runs],
             "last_step": [int(run.steps[-1]) if len(run.evals) else None for run in runs],
-            "last10_return": [float(run.returns[-10:].mean()) if len(run.evals) else None for run in runs],
+            "last10_return": [float(last10_return(run.returns)) if len(run.evals) else None for run in runs],
             "problem": [run.problem or "" for run in runs],
         }
     )
