@@ -1,5 +1,5 @@
-"""Aggregates across envs, one per table row: the IQM and mean of normalised scores, the probability of
-improvement over the TD3 row, and performance profiles (rliable; Agarwal et al. 2021), with 95% intervals by the
+"""The aggregates section: across envs, one per table row, the IQM and mean of normalised scores, the probability
+of improvement over the TD3 row, and performance profiles (rliable; Agarwal et al. 2021), with 95% intervals by the
 interval rule (``metrics.interval_method``): stratified bootstrap CIs from 5 seeds per env; below, a Student-t
 interval for the mean and none for the others.
 
@@ -7,7 +7,7 @@ Scores are each seed's Table 2 metric (last-10 mean), normalised per env so that
 can be pooled: ``score / paper TD3 Table 2 score`` on the paper's four Table 2 envs. On any other env (Pendulum,
 Reacher, ...) the paper has no such number, so the scale is set by the report's own TD3 row with the untrained
 policy (the step-0 evaluations) as zero: ``(score - untrained) / (our TD3 - untrained)``. The report prints
-each env's normaliser.
+each env's normaliser. Here are the section's numbers, tables, Markdown and plots.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""What a cell's runs cost: processes, seeds per process, threads, wall time, core-hours and env steps per
-core-second, with the CPU and the code commit they ran on, from each run's ``summary.json``, ``config.yaml`` and
-``provenance.json``.
+"""The compute section, its table and Markdown: what a cell's runs cost: processes, seeds per process, threads,
+wall time, core-hours and env steps per core-second, with the CPU and the code commit they ran on, from each run's
+``summary.json``, ``config.yaml`` and ``provenance.json``.
 
 A process is a run dir, or, in the K-seeds mode (``run.num_seeds`` > 1), the dir above its ``seed_<k>`` run dirs:
 its seeds share one wall clock. A sweep is paid in core-hours: a process's wall time times its threads.

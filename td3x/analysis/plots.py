@@ -1,8 +1,11 @@
-"""Figures: curves with bands as PNG (matplotlib, drawn by rliable's plot_utils) and interactive HTML (plotly),
-and rliable's aggregate plots (interval estimates, probability of improvement, performance profiles) as PNG.
+"""Drawing the report's figures: curves with bands as PNG (matplotlib, drawn by rliable's plot_utils) and
+interactive HTML (plotly), rliable's aggregate plots (interval estimates, probability of improvement, performance
+profiles) and groups of marked runs (the seed sources' curves and strip plots) as PNG; and ``Figures``, the files
+a report's sections draw and the ones they could not. What to draw is each section's.
 
 Figures are built on ``matplotlib.figure.Figure`` objects, not pyplot's global state, so a report leaves no
-open figures behind (rliable's ``plot_interval_estimates`` makes its own pyplot figure, closed after saving).
+open figures behind (rliable's ``plot_interval_estimates`` and the group plots make pyplot figures, each closed
+after saving).
 Every plot holds Table 2's 11 rows: each row has its own colour and line style (``row_styles``), the same in every
 figure of a report, and legends sit beside the axes, outside the data.
 """

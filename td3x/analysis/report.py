@@ -36,6 +36,9 @@ from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_sources import SourceStudy
 from td3x.analysis.seed_spread import SeedStudy
 
+# the paper-shaped tables, also written as LaTeX (booktabs) with these captions
+LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}
+
 
 class ReportError(RuntimeError):
     """A report that cannot be made (no run dirs found)."""
@@ -145,7 +148,7 @@ def write_report(report: Report, out: Path, plotly_js: str = "directory") -> Wri
     """
     out.mkdir(parents=True, exist_ok=True)
     written = Written(frames=report_frames(report))
-    written.files += write_tables(written.frames, out)
+    written.files += tables.write_tables(written.frames, LATEX_CAPTIONS, out)
     figures = write_plots(report, out / plots.PLOTS_DIR, plotly_js)
     written.files += figures.files
     written.not_drawn = figures.not_drawn
@@ -174,19 +177,6 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **seed_sources.frames(report.source_studies),
         **compute.frames(grid),
     }
-
-
-LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}  # the tables also in LaTeX
-
-
-def write_tables(frames: dict[str, pd.DataFrame], out: Path) -> list[Path]:
-    """Every table as CSV, and the paper-shaped ones also as LaTeX (booktabs).
-
-    Args:
-        frames: the tables by name (the file names).
-        out: the output directory.
-    """
-    return tables.write_tables(frames, LATEX_CAPTIONS, out)
 
 
 def write_plots(report: Report, plots_dir: Path, plotly_js: str = "directory") -> plots.Figures:
