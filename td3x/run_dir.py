@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
+
+from td3x import seed_statistics
 
 CONFIG_FILE = "config.yaml"
 EVAL_FILE = "eval.csv"
@@ -209,14 +210,13 @@ class RunSummary:
         failure: str | None = None,
     ) -> RunSummary:
         """The summary of a run whose evaluations' mean returns are ``eval_returns``."""
-        last10 = list(eval_returns[-10:])
         return cls(
             status=status,
             interrupted=interrupted,
             failure=failure,
             steps=steps,
             final_return=eval_returns[-1] if eval_returns else None,
-            last10_return=float(np.mean(last10)) if last10 else None,
+            last10_return=float(seed_statistics.last10_return(eval_returns)) if len(eval_returns) else None,
             evaluations=len(eval_returns),
             updates=updates,
             wall_time_s=wall_time_s,

@@ -12,18 +12,10 @@ from helpers.report_runs import write_run
 from scipy import stats
 
 from td3x.analysis import Settings, build_report
-from td3x.analysis.fidelity import (
-    PEER_ROW,
-    Comparison,
-    Welch,
-    compare,
-    held_out_p,
-    holm,
-    peer_comparisons,
-    per_seed_statistics,
-    welch,
-)
+from td3x.analysis.fidelity import per_seed_statistics
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
+from td3x.analysis.peer import PEER_ROW, peer_comparisons
+from td3x.analysis.two_sample import Comparison, Welch, compare, held_out_p, holm, welch
 
 # ---------------------------------------------------------------------------------------------------- the fidelity test
 T_975_DF4, T_95_DF4 = 2.776445, 2.131847  # Student-t quantiles with 4 degrees of freedom, from any table

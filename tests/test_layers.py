@@ -42,6 +42,7 @@ FLOORS = {
     "td3x.precision": ALGORITHM,  # run.precision: the loss's autocast and where bf16 may run
     "td3x.overestimation": ALGORITHM,  # the paper's Figure 1 measure, on rollouts
     "td3x.rollout": ALGORITHM,  # the paper's evaluation protocol (§6.1)
+    "td3x.seed_statistics": ALGORITHM,  # the last-10 metric and the Student-t interval: summary, report, td3x-tune
     # the library
     "td3x.run_dir": LIBRARY,
     "td3x.checkpoint": LIBRARY,
@@ -65,19 +66,23 @@ FLOORS = {
     "td3x.cli": LIBRARY,  # --version and help formatting of every command
     "td3x.cli_run": LIBRARY,  # training from a command line: td3x-train and td3x-resume
     "td3x.analysis": LIBRARY,
-    "td3x.analysis.aggregates": LIBRARY,
+    "td3x.analysis.aggregates": LIBRARY,  # a report section, like bias ... seed_spread
+    "td3x.analysis.bias": LIBRARY,
     "td3x.analysis.cell_stats": LIBRARY,
     "td3x.analysis.cells": LIBRARY,
     "td3x.analysis.compute": LIBRARY,
     "td3x.analysis.fidelity": LIBRARY,
     "td3x.analysis.metrics": LIBRARY,
     "td3x.analysis.paper": LIBRARY,
+    "td3x.analysis.peer": LIBRARY,
     "td3x.analysis.plots": LIBRARY,
-    "td3x.analysis.report": LIBRARY,
+    "td3x.analysis.report": LIBRARY,  # assembles the sections
+    "td3x.analysis.return_tables": LIBRARY,
     "td3x.analysis.runs": LIBRARY,
-    "td3x.analysis.seeds": LIBRARY,
-    "td3x.analysis.seed_study": LIBRARY,  # a seed study by source of randomness
-    "td3x.analysis.tables": LIBRARY,
+    "td3x.analysis.seed_sources": LIBRARY,  # which source of randomness makes the spread (+experiment=seed_study)
+    "td3x.analysis.seed_spread": LIBRARY,  # how much a cell with many seeds spreads (the report's "Seed study")
+    "td3x.analysis.tables": LIBRARY,  # what the sections share: cell text and marks, grids, renderings
+    "td3x.analysis.two_sample": LIBRARY,  # Welch, TOST, Holm; the spreads' intervals and Brown-Forsythe
     "td3x.analysis.wandb_export": LIBRARY,
     "td3x.tuning": LIBRARY,  # td3x-tune's study: search spaces, the loop on Optuna, scores, the summary
     "td3x.tuning.scores": LIBRARY,

@@ -18,7 +18,7 @@ from helpers.report_runs import EVAL_EVERY, N_EVALS, REPS, curve, write_run
 from helpers.wandb_records import find_run_files, read_run
 from scipy import stats
 
-from td3x.analysis import Report, Settings, build_report, tables, write_report
+from td3x.analysis import Report, Settings, build_report, return_tables, write_report
 from td3x.analysis import cli as report_cli
 from td3x.analysis.cli import main
 from td3x.analysis.fidelity import authors_band
@@ -27,16 +27,16 @@ from td3x.analysis.metrics import (
     NO_INTERVAL,
     STUDENT_T,
     interval_method,
-    last10_scores,
     max_average_return,
     seeded_bootstrap,
     stratified_t_interval,
-    t_interval,
 )
 from td3x.analysis.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
 from td3x.analysis.report import Written
-from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE, UNTRAINED_PEAK
+from td3x.analysis.return_tables import UNTRAINED_PEAK
+from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE
 from td3x.config import TrainConfig
+from td3x.seed_statistics import last10_return, t_interval
 
 T_975_DF2 = 4.302653  # Student-t's 97.5% quantile with 2 degrees of freedom (3 seeds), from any table
 TABLE1_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5"]
@@ -70,7 +70,7 @@ def test_table1_metric_on_reacher() -> None:
 def test_table2_metric_reproduces_the_papers_td3_row(env_id: str) -> None:
     curves = authors_curves(env_id)
     assert curves is not None
-    assert last10_scores(curves).mean() == pytest.approx(table2_score("TD3", env_id), abs=0.005)  # mean over seeds
+    assert last10_return(curves).mean() == pytest.approx(table2_score("TD3", env_id), abs=0.005)  # mean over seeds
 
 
 def test_gymnasium_ids_map_to_the_papers_columns_by_name() -> None:
@@ -209,8 +209,8 @@ def test_the_interval_rule_is_student_t_below_5_seeds_and_the_bootstrap_from_5(r
     assert pendulum.last10.method == BOOTSTRAP
     pendulum_scores = [last10(curve(-1000, s)) for s in range(8)]
     assert min(pendulum_scores) <= pendulum.last10.low < pendulum.last10.high <= max(pendulum_scores)
-    assert tables.table2_text(hopper).split(" n=3")[0].endswith(T_MARK)
-    assert T_MARK not in tables.table2_text(pendulum)
+    assert return_tables.table2_text(hopper).split(" n=3")[0].endswith(T_MARK)
+    assert T_MARK not in return_tables.table2_text(pendulum)
     # the learning curves' bands follow the same rule
     curves = np.stack([curve(1000, s) for s in range(3)])
     assert hopper.band.high == pytest.approx(curves.mean(0) + T_975_DF2 * curves.std(0, ddof=1) / np.sqrt(3))
@@ -243,8 +243,8 @@ def test_table1_leaves_out_a_maximum_that_is_the_untrained_policy_s(tmp_path: Pa
     report = build_report([tmp_path], Settings(reps=REPS))
     ant, hopper = report.stats[("TD3", "Ant-v5")], report.stats[("TD3", "Hopper-v5")]
     assert ant.peak_untrained and not hopper.peak_untrained
-    assert tables.table1_text(ant).startswith(f"{UNTRAINED_PEAK} n=3; paper 4372.44")
-    cells = tables.cells_csv_frame(report.grid, report.stats, 100_000).set_index("env")
+    assert return_tables.table1_text(ant).startswith(f"{UNTRAINED_PEAK} n=3; paper 4372.44")
+    cells = return_tables.cells_csv_frame(report.grid, report.stats, 100_000).set_index("env")
     assert cells.loc["Ant-v5", "max_is_untrained"] and np.isnan(cells.loc["Ant-v5", "max_mean"])
     assert hopper.peak is not None and cells.loc["Hopper-v5", "max_mean"] == pytest.approx(hopper.peak.value)
 
@@ -402,10 +402,10 @@ def test_runs_csv_names_runs_below_the_working_directory_relative_to_it(
 ) -> None:
     """A report of committed runs, made from the repository's root, must read the same in every clone."""
     monkeypatch.chdir(sweep.parent)
-    paths = tables.runs_csv_frame(build_report([Path(sweep.name)], Settings(reps=REPS)).grid)["path"]
+    paths = return_tables.runs_csv_frame(build_report([Path(sweep.name)], Settings(reps=REPS)).grid)["path"]
     assert len(paths) == 18 and all(path.startswith(f"{sweep.name}/") for path in paths)
     monkeypatch.chdir(tmp_path)  # the runs lie elsewhere: absolute paths
-    paths = tables.runs_csv_frame(build_report([sweep], Settings(reps=REPS)).grid)["path"]
+    paths = return_tables.runs_csv_frame(build_report([sweep], Settings(reps=REPS)).grid)["path"]
     assert all(Path(path).is_absolute() and Path(path).is_dir() for path in paths)
 
 

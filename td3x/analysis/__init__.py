@@ -1,11 +1,21 @@
 """td3x's analysis side: run dirs → the paper's tables, rliable statistics and plots. It reads run dirs and never
-trains, so it imports nothing else from td3x but ``td3x.cli`` (``--version`` and the help's defaults).
+trains: of the rest of td3x it imports the run-dir layout (``run_dir``), the config's flattening and inert keys
+(``config``, ``inert_keys``: which keys make a row), ``seed_statistics`` (the last-10 metric and the Student-t
+interval) and ``cli`` (``--version`` and the help's defaults).
 
-Modules: ``runs`` (find and load run dirs), ``cells`` (group runs into rows × envs, flag what is not averaged),
-``metrics`` (the paper's metrics and rliable's statistics), ``cell_stats`` (one cell's numbers), ``aggregates``
-(normalised scores across envs), ``seeds`` (the seed study), ``paper`` (the published numbers and curves),
-``fidelity`` (every row against the authors' published TD3 curves: Welch's test, its margin and a held-out
-yardstick), ``tables``, ``plots``, ``wandb_export``, ``report`` (build and write) and ``cli`` (``td3x-report``).
+The report's sections, one module each with its numbers, tables, Markdown and plots: ``return_tables`` (Tables 2
+and 1, return at a step, area under the curve, learning curves, the cells and runs, the runs not averaged),
+``bias``, ``fidelity`` (every row against the authors' published TD3 curves), ``peer`` (TD3 rows against another
+implementation), ``aggregates`` (normalised scores across envs), ``seed_spread`` (the "Seed study": the spread of
+a cell with many seeds), ``seed_sources`` (which source of randomness makes the spread, ``+experiment=seed_study``)
+and ``compute`` (what the runs cost). ``report`` computes them in order (``build_report``) and writes them
+(``write_report``); ``cli`` is ``td3x-report``.
+
+Below the sections: ``runs`` (find and load run dirs), ``cells`` (group runs into rows × envs, flag what is not
+averaged), ``cell_stats`` (one cell's numbers), ``metrics`` (the paper's metrics and rliable's statistics),
+``two_sample`` (Welch, TOST, Holm, and the comparison of two spreads), ``paper`` (the published numbers and
+curves), ``tables`` (cell text and marks, display grids, Markdown/CSV/LaTeX), ``plots`` (drawing, and a report's
+figures) and ``wandb_export``.
 """
 
 from td3x.analysis.report import Report, Settings, build_report, write_report

@@ -1,5 +1,5 @@
-"""Aggregates across envs, one per table row: the IQM and mean of normalised scores, the probability of
-improvement over the TD3 row, and performance profiles (rliable; Agarwal et al. 2021), with 95% intervals by the
+"""The aggregates section: across envs, one per table row, the IQM and mean of normalised scores, the probability
+of improvement over the TD3 row, and performance profiles (rliable; Agarwal et al. 2021), with 95% intervals by the
 interval rule (``metrics.interval_method``): stratified bootstrap CIs from 5 seeds per env; below, a Student-t
 interval for the mean and none for the others.
 
@@ -7,7 +7,7 @@ Scores are each seed's Table 2 metric (last-10 mean), normalised per env so that
 can be pooled: ``score / paper TD3 Table 2 score`` on the paper's four Table 2 envs. On any other env (Pendulum,
 Reacher, ...) the paper has no such number, so the scale is set by the report's own TD3 row with the untrained
 policy (the step-0 evaluations) as zero: ``(score - untrained) / (our TD3 - untrained)``. The report prints
-each env's normaliser.
+each env's normaliser. Here are the section's numbers, tables, Markdown and plots.
 """
 
 from __future__ import annotations
@@ -15,10 +15,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
+from td3x.analysis import plots, tables
+from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
-from td3x.analysis.metrics import Estimate, iqm_and_mean, performance_profiles, probability_of_improvement
+from td3x.analysis.metrics import (
+    MIN_BOOTSTRAP_SEEDS,
+    Estimate,
+    iqm_and_mean,
+    performance_profiles,
+    probability_of_improvement,
+)
 from td3x.analysis.paper import TD3_ROW, table2_score
+from td3x.analysis.plots import PLOTS_DIR, Figures
+from td3x.analysis.tables import EMPTY, estimate_text, number
 
 Scores = dict[tuple[str, str], dict[int, float]]  # (row, env) → seed → that seed's last-10 mean
 PROFILE_POINTS = 101
@@ -174,3 +185,116 @@ def row_profiles(
     taus = profile_taus(aggregates)
     profiles, cis = performance_profiles({a.row: a.scores for a in aggregates}, taus, reps, seed)
     return taus, profiles, cis
+
+
+def untrained_levels(stats: dict[tuple[str, str], CellStats]) -> dict[str, float]:
+    """Per env, the mean step-0 return of its complete runs: the untrained policies' level."""
+    by_env: dict[str, list[float]] = {}
+    for (_, env_id), numbers in stats.items():
+        by_env.setdefault(env_id, []).extend(numbers.curves[:, 0])
+    return {env_id: float(np.mean(values)) for env_id, values in by_env.items()}
+
+
+# ---------------------------------------------------------------------------------------------------- tables
+def frames(normalisers: dict[str, Normaliser], aggregates: list[RowAggregate]) -> dict[str, pd.DataFrame]:
+    """The section's tables by name, ``normalisers`` and ``aggregates`` (none without aggregates)."""
+    if not aggregates:
+        return {}
+    return {"normalisers": normalisers_frame(normalisers), "aggregates": aggregates_frame(aggregates)}
+
+
+LATEX_CAPTION = (
+    "Scores normalised per env, aggregated over envs: IQM and mean [95\\% interval: stratified "
+    "bootstrap from 5 seeds per env; below, Student-t for the mean and none for the IQM], and the probability of "
+    "improvement over the TD3 row."
+)
+
+
+def aggregates_frame(aggregates: list[RowAggregate]) -> pd.DataFrame:
+    """One line per row: its envs with each cell's seeds, the seeds pooled (those complete on every env), IQM and
+    mean of normalised scores, P(row > TD3 row)."""
+    return pd.DataFrame(
+        {
+            "envs (cell seeds)": [", ".join(f"{e} ({a.cell_seeds[e]})" for e in a.envs) for a in aggregates],
+            "seeds pooled per env": [len(a.seeds) for a in aggregates],
+            "IQM [95% CI]": [estimate_text(a.iqm, 3) for a in aggregates],
+            "mean [95% interval]": [estimate_text(a.mean, 3) for a in aggregates],
+            "P(row > TD3 row) [95% CI]": [_improvement_text(a) for a in aggregates],
+        },
+        index=pd.Index([a.row for a in aggregates], name="row"),
+    )
+
+
+def _improvement_text(aggregate: RowAggregate) -> str:
+    if aggregate.improvement is None:
+        return EMPTY
+    return f"{estimate_text(aggregate.improvement, 3, with_n=False)} vs {aggregate.reference}"
+
+
+def normalisers_frame(normalisers: dict[str, Normaliser]) -> pd.DataFrame:
+    """Each env's normaliser: score 1 = reference, 0 = zero."""
+    return pd.DataFrame(
+        {
+            "zero": [number(n.zero) for n in normalisers.values()],
+            "reference": [number(n.reference) for n in normalisers.values()],
+            "source": [n.source for n in normalisers.values()],
+        },
+        index=pd.Index(list(normalisers), name="env"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------- Markdown
+def markdown(envs: list[str], normalisers: dict[str, Normaliser], aggregates: list[RowAggregate]) -> str:
+    """The report's aggregates section: each env's normaliser, the rows' aggregates, the envs left out.
+
+    Args:
+        envs: the report's envs.
+        normalisers: from :func:`make_normalisers`.
+        aggregates: from :func:`aggregate_rows`.
+    """
+    left_out = [env_id for env_id in envs if env_id not in normalisers]
+    note = (
+        f"Left out, with no paper TD3 score and no TD3 row whose every seed beats the untrained policy: "
+        f"{', '.join(left_out)}."
+        if left_out
+        else ""
+    )
+    if not aggregates:
+        return f"## Aggregates across envs\n\nNo env could be normalised. {note}"
+    return (
+        "## Aggregates across envs\n\nEach seed's last-10 mean, normalised per env (1 = reference, 0 = zero below), "
+        "pooled over envs on the seeds every env of the row has (*envs* gives each cell's own seeds): IQM "
+        "(interquartile mean) and mean, and P(row > TD3 row), the probability that a run of the row beats a run of "
+        "TD3 on a random env (rliable; Agarwal et al., 2021). With "
+        f"{MIN_BOOTSTRAP_SEEDS} or more seeds pooled per env each gets a 95% stratified bootstrap CI; with fewer, "
+        f"the mean gets a Student-t interval ({tables.T_MARK}: the envs' variances summed, Welch-Satterthwaite "
+        "degrees of freedom) and the IQM and P(row > TD3 row), which have no Student-t form, get none. Performance "
+        "profiles (their bands likewise only from "
+        f"{MIN_BOOTSTRAP_SEEDS} seeds) are in "
+        f"`{PLOTS_DIR}/performance_profiles.png`. {note}\n\n{tables.markdown(normalisers_frame(normalisers))}\n\n"
+        f"{tables.markdown(aggregates_frame(aggregates))}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------- plots
+def plot(aggregates: list[RowAggregate], reps: int, seed: int, figures: Figures) -> None:
+    """rliable's plots of the aggregates: interval estimates, probability of improvement, performance profiles.
+
+    Args:
+        aggregates: from :func:`aggregate_rows`.
+        reps: bootstrap replications of the profiles' bands.
+        seed: seeds their bootstrap.
+        figures: the report's figures so far.
+    """
+    if not aggregates:
+        return
+    plots_dir, styles = figures.directory, figures.styles
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    estimates = {a.row: (a.iqm, a.mean) for a in aggregates}
+    files = [plots.interval_plot(estimates, plots_dir / "aggregates.png", styles)]
+    improvements = {(a.row, a.reference): a.improvement for a in aggregates if a.improvement and a.reference}
+    if improvements:
+        files.append(plots.improvement_plot(improvements, plots_dir / "probability_of_improvement.png", styles))
+    taus, profiles, cis = row_profiles(aggregates, reps, seed)
+    files.append(plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png", styles))
+    figures.files += files

@@ -11,19 +11,18 @@ import numpy as np
 
 from td3x.analysis.cells import Cell
 from td3x.analysis.metrics import (
-    PAPER_LAST_EVALUATIONS,
     Band,
     Estimate,
     Peak,
     area_under_curve,
     curve_bands,
     interval_method,
-    last10_scores,
     max_average_return,
     mean_estimates,
     return_at,
 )
 from td3x.analysis.runs import Run
+from td3x.seed_statistics import PAPER_LAST_EVALUATIONS, last10_return
 
 # eval.csv's overestimation columns: mean Q(s, a) minus the discounted return that followed, per critic estimate
 BIAS_COLUMNS = {"bias_q1": "Q1", "bias_min_q": "min over critics"}
@@ -58,7 +57,7 @@ class CellStats:
     @property
     def scores(self) -> dict[int, float]:
         """Each seed's last-10 mean."""
-        return dict(zip(self.cell.seeds, map(float, last10_scores(self.curves)), strict=True))
+        return dict(zip(self.cell.seeds, map(float, last10_return(self.curves)), strict=True))
 
     @property
     def interval(self) -> str:
@@ -124,7 +123,7 @@ def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | No
         return None
     per_seed = np.column_stack(
         [
-            last10_scores(curves),
+            last10_return(curves),
             [return_at(steps, curve, at_step) for curve in curves],
             [area_under_curve(steps, curve) for curve in curves],
         ]

@@ -126,7 +126,7 @@ def row_labels(runs: list[Run]) -> list[str]:
     return labels
 
 
-STUDY_GROUP = "seed_study"  # +experiment=seed_study's group: its option names a run's condition (seed_study.py)
+STUDY_GROUP = "seed_study"  # +experiment=seed_study's group: its option names a run's condition (seed_sources.py)
 LABEL_GROUPS = ("agent", "noise", STUDY_GROUP)  # group options that set result keys: a row variant's readable name
 
 

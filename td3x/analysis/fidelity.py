@@ -1,4 +1,4 @@
-"""Fidelity: do a cell's runs differ from the authors' published TD3 curves, and by how much at most?
+"""The fidelity section: do a cell's runs differ from the authors' published TD3 curves, and by how much at most?
 
 The authors' curves (``td3x/data/sfujim_learning_curves``) are 10 seeds of TD3 on gym ``-v1`` MuJoCo tasks,
 evaluated every 5000 env steps. Every row of the report (TD3, and any other row: a control) on an env with those
@@ -10,101 +10,51 @@ curves is compared with them over the steps both evaluated, 0..T, T the last of 
   the authors on an env when the adjusted p is below α.
 - **Secondary, descriptive**: the same test on the return at T, unadjusted.
 - For each statistic: the difference of means (ours − authors) with its 95% Welch interval, and the equivalence
-  margin Δ: the smallest symmetric margin that two one-sided tests (TOST) at α accept, i.e. the largest |bound|
-  of the 90% Welch interval: differences beyond ±Δ are ruled out at α.
+  margin Δ beyond which differences are ruled out (TOST at α; ``two_sample``).
 - **A held-out yardstick**: for n = our seeds, every split of the authors' 10 seeds into n held out and 10 − n
   kept, the same test of the held-out n against the kept; the share of splits whose p is at or below ours says
   how unusual our p would be for a draw of n of the authors' own runs (C(10, 3) = 120 splits, C(10, 5) = 252).
 
-**Against a peer**: where the folder holds the peer row (``SB3 TD3``: Stable-Baselines3's TD3 under the same
-protocol, ``scripts/sb3_reference.py``), every TD3 row on that env (another algorithm, AHE say, would differ for
-its own reasons) is compared with it by the same test of the same statistic, Holm-adjusted per row. Against the
-authors a difference may be the task's (v5 against v1) or the code's; against the peer, on the same v5 task, it is
-the code's (or the implementation's choices).
-
 Also kept, as a picture: how many of our (seed, step) points lie within the authors' 10-seed mean ± 2 std (the
 band the curve plots draw). It is no test: a curve at half the authors' mean can stay inside a wide band.
 
-Their tasks are gym v1 with mujoco-py, ours Gymnasium: a difference may be the env's, not the code's.
+Their tasks are gym v1 with mujoco-py, ours Gymnasium: a difference may be the env's, not the code's. Here are the
+section's numbers, tables (``fidelity.csv``, the display tables), Markdown, and what the curve plots draw of it (the
+authors' band, each row's p in its legend entry).
 """
 
 from __future__ import annotations
 
-import itertools
-import math
-import warnings
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats
+import pandas as pd
 
+from td3x.analysis import tables
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.metrics import Band
-from td3x.analysis.paper import authors_curves, authors_steps, paper_env
+from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps, paper_env
+from td3x.analysis.tables import (
+    EMPTY,
+    MARGIN_COLUMN,
+    difference_text,
+    margin_text,
+    number,
+    p_text,
+    range_text,
+    spread_text,
+    statistic_or_nan,
+    welch_csv_columns,
+)
+from td3x.analysis.two_sample import ALPHA, Comparison, compare, holm_by_row
 
 SPREAD = 2.0  # the band is the authors' mean ± SPREAD population stds across their seeds
-ALPHA = 0.05  # the primary test's level, and TOST's
-CONFIDENCE = 0.95  # the difference of means' interval
 PRIMARY = "run_mean"  # the statistic of the primary test
-PEER_ROW = "SB3 TD3"  # scripts/sb3_reference.py's row: another implementation under td3x's protocol
-PEER_OF = "TD3"  # the paper row the peer implements: only rows of it are compared with the peer
 STATISTICS = {  # statistic name → how it reads in the report
     "run_mean": "mean return over evaluations 5k..T",
     "final": "return at T",
 }
-
-
-@dataclass(frozen=True)
-class Welch:
-    """Welch's two-sample comparison of ``x`` (ours) against ``y`` (the authors').
-
-    Attributes:
-        difference: mean(x) − mean(y).
-        low: the 95% Welch interval's lower bound.
-        high: its upper bound.
-        p: the two-sided p-value of Welch's t-test.
-        margin: the equivalence margin: the smallest Δ for which TOST at ``ALPHA`` rejects |difference| ≥ Δ.
-        df: the Welch-Satterthwaite degrees of freedom.
-    """
-
-    difference: float
-    low: float
-    high: float
-    p: float
-    margin: float
-    df: float
-
-
-@dataclass(frozen=True, eq=False)  # holds arrays
-class Comparison:
-    """One statistic of one cell against the authors'.
-
-    Attributes:
-        ours: our seeds' values of the statistic.
-        authors: the authors' 10 seeds' values.
-        test: the Welch comparison of ours against theirs.
-        held_out: the p-value of every split of the authors' seeds into ``len(ours)`` held out and the rest kept.
-        holm_p: the p-value Holm-adjusted over the row's envs (the primary statistic only; NaN otherwise).
-    """
-
-    ours: np.ndarray
-    authors: np.ndarray
-    test: Welch
-    held_out: np.ndarray
-    holm_p: float = float("nan")
-
-    @property
-    def at_or_below(self) -> int:
-        """How many held-out splits have a p at or below ours."""
-        return int(np.sum(self.held_out <= self.test.p)) if np.isfinite(self.test.p) else 0
-
-    @property
-    def share(self) -> float:
-        """The share of held-out splits whose p is at or below ours (NaN without splits or without our p)."""
-        if not len(self.held_out) or not np.isfinite(self.test.p):
-            return float("nan")
-        return self.at_or_below / len(self.held_out)
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays
@@ -156,97 +106,6 @@ class Fidelity:
         return bool(self.run_mean.holm_p < ALPHA)
 
 
-# ---------------------------------------------------------------------------------------------------- statistics
-def welch(x: np.ndarray, y: np.ndarray, alpha: float = ALPHA, confidence: float = CONFIDENCE) -> Welch:
-    """Welch's comparison of two samples: difference of means, its interval, p-value and TOST margin.
-
-    NaN throughout when a sample has fewer than 2 values; p and the bounds are NaN when neither sample spreads.
-
-    Args:
-        x: the first sample (ours).
-        y: the second sample (the authors').
-        alpha: TOST's level (the margin comes from the 1 − 2α interval).
-        confidence: the level of the reported interval.
-    """
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    nan = float("nan")
-    if len(x) < 2 or len(y) < 2:
-        difference = float(x.mean() - y.mean()) if len(x) and len(y) else nan
-        return Welch(difference, nan, nan, nan, nan, nan)
-    difference = float(x.mean() - y.mean())
-    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
-    se = math.sqrt(vx + vy)
-    if se == 0:
-        return Welch(difference, nan, nan, nan, nan, nan)
-    df = (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1))
-    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
-    tost_half = float(stats.t.ppf(1 - alpha, df)) * se  # the 1 - 2α interval's half-width
-    p = float(2 * stats.t.sf(abs(difference) / se, df))
-    margin = abs(difference) + tost_half  # = max(|low|, |high|) of the 1 - 2α interval
-    return Welch(difference, difference - half, difference + half, p, margin, float(df))
-
-
-def welch_p(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Welch's two-sided p-values of rows of ``x`` against rows of ``y`` (the last axis holds the samples)."""
-    with warnings.catch_warnings():  # groups without spread (a solved task): NaN p, no warning
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(stats.ttest_ind(x, y, axis=-1, equal_var=False).pvalue, dtype=np.float64)
-
-
-def held_out_p(authors: np.ndarray, n: int) -> np.ndarray:
-    """The yardstick: for every split of the authors' seeds into ``n`` held out and the rest kept, Welch's p of the
-    held-out values against the kept ones. Empty when no split leaves 2 seeds on each side.
-
-    Args:
-        authors: one statistic's value per authors' seed.
-        n: how many seeds to hold out (our number of seeds).
-    """
-    authors = np.asarray(authors, dtype=np.float64)
-    if n < 2 or len(authors) - n < 2:
-        return np.empty(0)
-    held = np.array(list(itertools.combinations(range(len(authors)), n)))
-    kept = np.array([np.setdiff1d(np.arange(len(authors)), split) for split in held])
-    return welch_p(authors[held], authors[kept])
-
-
-def holm(p_values: Iterable[float]) -> np.ndarray:
-    """Holm's step-down adjustment of a family of p-values (NaN ones are left out of the family and stay NaN).
-
-    The k-th smallest of m p-values becomes max over j ≤ k of min(1, (m − j + 1) · p_(j)).
-    """
-    p = np.asarray(list(p_values), dtype=np.float64)
-    adjusted = np.full_like(p, np.nan)
-    finite = np.flatnonzero(np.isfinite(p))
-    order = finite[np.argsort(p[finite], kind="stable")]
-    m = len(order)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * float(p[index])))
-        adjusted[index] = running
-    return adjusted
-
-
-@dataclass(frozen=True, eq=False)  # holds arrays
-class PeerComparison:
-    """One row's primary statistic against the peer row's on one env, over the same evaluation steps.
-
-    Attributes:
-        row: the compared row's label.
-        env_id: the env.
-        ours: the row's seeds' mean return over 5k..T.
-        peer: the peer's seeds' values of the same statistic.
-        test: the Welch comparison of ours against the peer's.
-        holm_p: the p-value Holm-adjusted over the row's envs with a peer.
-    """
-
-    row: str
-    env_id: str
-    ours: np.ndarray
-    peer: np.ndarray
-    test: Welch
-    holm_p: float = float("nan")
-
-
 # ---------------------------------------------------------------------------------------------------- cells
 def authors_band(env_id: str) -> Band | None:
     """The authors' TD3 curves of the task named like ``env_id`` as their 10-seed mean ± 2 std, or None.
@@ -274,16 +133,6 @@ def per_seed_statistics(curves: np.ndarray, steps: np.ndarray) -> dict[str, np.n
     run_mean = curves[:, after_start].mean(axis=1) if after_start.any() else np.full(len(curves), np.nan)
     final = curves[:, -1] if len(steps) else np.full(len(curves), np.nan)
     return {"run_mean": run_mean, "final": final}
-
-
-def compare(ours: np.ndarray, authors: np.ndarray) -> Comparison:
-    """One statistic of our seeds against the authors' seeds, with the held-out yardstick.
-
-    Args:
-        ours: our seeds' values.
-        authors: the authors' seeds' values.
-    """
-    return Comparison(ours, authors, welch(ours, authors), held_out_p(authors, len(ours)))
 
 
 def fidelity(stats: CellStats) -> Fidelity | None:
@@ -318,30 +167,190 @@ def fidelities(cells: Iterable[CellStats]) -> list[Fidelity]:
     return [replace(f, run_mean=replace(f.run_mean, holm_p=p)) for f, p in zip(found, adjusted, strict=True)]
 
 
-def peer_comparisons(results: list[Fidelity], rows: Collection[str], peer_row: str = PEER_ROW) -> list[PeerComparison]:
-    """Each of ``rows`` against the peer row, on each env where both were compared with the authors' curves over
-    the same steps: Welch's test of each seed's mean return over 5k..T, Holm-adjusted per row over its envs.
+# ---------------------------------------------------------------------------------------------------- tables
+def frames(results: list[Fidelity]) -> dict[str, pd.DataFrame]:
+    """The section's table by name, ``fidelity`` (none without a cell on an env with the authors' curves)."""
+    return {"fidelity": fidelity_frame(results)} if results else {}
+
+
+def fidelity_frame(results: list[Fidelity]) -> pd.DataFrame:
+    """``fidelity.csv``: one line per cell of an env with the authors' curves. Per statistic (``run_mean``, the
+    primary: each seed's mean return over the evaluations 5k..T; ``final``: the return at T), our and the authors'
+    means, the difference with its 95% Welch interval, Welch's p (and Holm's for the primary), the TOST margin and
+    the held-out yardstick; then the band count and the returns at the first and last step both evaluated."""
+    return pd.DataFrame(
+        {
+            "env": [f.env_id for f in results],
+            "authors_env": [f.paper_env for f in results],
+            "seeds": [f.seeds for f in results],
+            "authors_seeds": [len(f.authors) for f in results],
+            "steps": [len(f.steps) for f in results],
+            "first_step": [int(f.steps[0]) if len(f.steps) else None for f in results],
+            "last_step": [int(f.steps[-1]) if len(f.steps) else None for f in results],
+            "outcome": [outcome(f) for f in results],
+            **{
+                name: values
+                for statistic in ("run_mean", "final")
+                for name, values in _test_columns([f.comparisons[statistic] for f in results], statistic).items()
+            },
+            "within": [f.within for f in results],
+            "points": [f.points for f in results],
+            f"within mean ± {SPREAD:g} std": [f.text for f in results],
+            **{name: values for end in ("first", "last") for name, values in _ends_columns(results, end).items()},
+        },
+        index=pd.Index([f.row for f in results], name="row"),
+    )
+
+
+def _test_columns(comparisons: list[Comparison], statistic: str) -> dict[str, list[float | int]]:
+    columns: dict[str, list[float | int]] = {
+        f"{statistic}_ours": [float(c.ours.mean()) for c in comparisons],
+        f"{statistic}_authors": [float(c.authors.mean()) for c in comparisons],
+        **welch_csv_columns(statistic, [c.test for c in comparisons]),
+    }
+    if statistic == PRIMARY:
+        columns[f"{statistic}_holm_p"] = [c.holm_p for c in comparisons]
+    columns |= {
+        f"{statistic}_margin": [c.test.margin for c in comparisons],
+        f"{statistic}_held_out_splits": [len(c.held_out) for c in comparisons],
+        f"{statistic}_held_out_at_or_below": [c.at_or_below for c in comparisons],
+        f"{statistic}_held_out_share": [c.share for c in comparisons],
+    }
+    return columns
+
+
+def outcome(result: Fidelity) -> str:
+    """The primary test's outcome in words."""
+    if not np.isfinite(result.run_mean.holm_p):
+        return "no test"
+    return "differs" if result.differs else "no difference detected"
+
+
+def held_out_text(comparison: Comparison) -> str:
+    """``k of N (x%)``: how many of the held-out splits have a p at or below ours; ``—`` without splits."""
+    if not len(comparison.held_out) or not np.isfinite(comparison.test.p):
+        return EMPTY
+    return f"{comparison.at_or_below} of {len(comparison.held_out)} ({100 * comparison.share:.1f}%)"
+
+
+def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame:
+    """The report's display table of one statistic's test: per row and env, our and the authors' means, the
+    difference [95% Welch interval], Welch's p (Holm's too, and the outcome, for the primary statistic), the margin
+    beyond which differences are ruled out (TOST at α), and the held-out yardstick.
+
+    Args:
+        results: the cells against the authors' curves.
+        statistic: ``run_mean`` (the primary) or ``final``.
+    """
+    comparisons = [f.comparisons[statistic] for f in results]
+    columns: dict[str, list[object]] = {
+        "env": [f.env_id for f in results],
+        "seeds": [f.seeds for f in results],
+        "T": [int(f.steps[-1]) if len(f.steps) else EMPTY for f in results],
+        "ours": [number(float(c.ours.mean())) for c in comparisons],
+        "authors'": [number(float(c.authors.mean())) for c in comparisons],
+        "ours − authors [95% CI]": [difference_text(c.test) for c in comparisons],
+        "Welch p": [p_text(c.test.p) for c in comparisons],
+    }
+    if statistic == PRIMARY:
+        columns["Holm p"] = [p_text(c.holm_p) for c in comparisons]
+    columns[MARGIN_COLUMN] = [margin_text(c.test) for c in comparisons]
+    columns["held-out splits with p ≤ ours"] = [held_out_text(c) for c in comparisons]
+    if statistic == PRIMARY:
+        columns["outcome"] = [outcome(f) for f in results]
+    return pd.DataFrame(columns, index=pd.Index([f.row for f in results], name="row"))
+
+
+FIDELITY_ENDS = {"first": 0, "last": -1}  # the untrained policy (step 0) and the end of the shorter curves
+
+
+def fidelity_text_columns(end: str) -> list[str]:
+    """The names of the display columns of ours and the authors' returns at ``end`` (first or last)."""
+    return [f"ours at {end}_step: mean [min, max]", f"authors' at {end}_step: mean ± std"]
+
+
+def _ends_columns(counts: list[Fidelity], end: str) -> dict[str, list[object]]:
+    """Ours and the authors' returns at the first or the last step both evaluated: numbers and texts."""
+    ours = [f.ours[:, FIDELITY_ENDS[end]] if len(f.steps) else np.empty(0) for f in counts]
+    authors = [f.authors[:, FIDELITY_ENDS[end]] if len(f.steps) else np.empty(0) for f in counts]
+    ours_text, authors_text = fidelity_text_columns(end)
+    return {
+        f"ours_{end}_mean": [statistic_or_nan(values, np.mean) for values in ours],
+        f"ours_{end}_min": [statistic_or_nan(values, np.min) for values in ours],
+        f"ours_{end}_max": [statistic_or_nan(values, np.max) for values in ours],
+        f"authors_{end}_mean": [statistic_or_nan(values, np.mean) for values in authors],
+        f"authors_{end}_std": [statistic_or_nan(values, np.std) for values in authors],
+        ours_text: [range_text(values) for values in ours],
+        authors_text: [spread_text(values) for values in authors],
+    }
+
+
+# ---------------------------------------------------------------------------------------------------- Markdown
+FIDELITY_TITLE = "## Fidelity to the authors' TD3 curves"
+
+
+def markdown(results: list[Fidelity]) -> str:
+    """The report's fidelity section (its peer part is ``peer.markdown``).
 
     Args:
         results: from :func:`fidelities`.
-        rows: the row labels to compare (the rows of the algorithm the peer implements).
-        peer_row: the peer's row label.
     """
-    peers = {f.env_id: f for f in results if f.row == peer_row}
-    found = [
-        PeerComparison(f.row, f.env_id, f.run_mean.ours, peer.run_mean.ours, welch(f.run_mean.ours, peer.run_mean.ours))
-        for f in results
-        if f.row in rows and (peer := peers.get(f.env_id)) is not None and np.array_equal(f.steps, peer.steps)
-    ]
-    adjusted = holm_by_row([c.row for c in found], [c.test.p for c in found])
-    return [replace(c, holm_p=p) for c, p in zip(found, adjusted, strict=True)]
+    if not results:
+        return (
+            f"{FIDELITY_TITLE}\n\nNo row on an env with the authors' published curves (HalfCheetah, Hopper, "
+            "Walker2d, Ant, Reacher, InvertedPendulum, InvertedDoublePendulum)."
+        )
+    primary, secondary = (fidelity_test_frame(results, name) for name in STATISTICS)
+    frame = fidelity_frame(results)
+    counts = frame[["env", "authors_env", "seeds", "steps", "last_step", "within mean ± 2 std"]]
+    ends = ["first_step", *fidelity_text_columns("first"), "last_step", *fidelity_text_columns("last")]
+    returns = frame[["env", *ends]]
+    alpha = f"{ALPHA:g}"
+    return (
+        f"{FIDELITY_TITLE}\n\nThe authors' published TD3 curves (sfujim/TD3, `learning_curves/`) are 10 seeds on "
+        "the gym v1 MuJoCo tasks (mujoco-py, other dynamics than Gymnasium v5), evaluated every 5000 env steps. "
+        "Every row on an env with those curves is compared with them over the env steps both evaluated, 0..T: TD3 "
+        "rows, and any other row as a control that the test should tell apart. A difference may be the task's (v5 "
+        "against v1) as much as the code's.\n\n"
+        f"**The primary test**, named before the runs it judges: Welch's two-sample t-test, at α = {alpha}, of each "
+        f"seed's {STATISTICS[PRIMARY]} (every shared evaluation after step 0) against the same statistic of the "
+        "authors' 10 seeds. The many comparisons are read per row: its envs' p-values are Holm-adjusted (*Holm p*), "
+        f"and the row *differs* from the authors on an env when its Holm p is below {alpha}. The return at T is "
+        "a secondary test, descriptive, unadjusted. Beside each p: the difference of means (ours − authors) with "
+        "its 95% Welch interval; *ruled out beyond*, the equivalence margin: the smallest Δ that two one-sided "
+        f"tests (TOST) at α = {alpha} accept, the largest |bound| of the 90% Welch interval, so differences beyond "
+        "±Δ are ruled out and smaller ones are not (no difference detected is not equivalence); and the held-out "
+        "yardstick: for n = our seeds, every split of the authors' 10 seeds into n held out and 10 − n kept, the "
+        "same test of the held-out seeds against the kept ones, and how many of those splits have a p at or below "
+        "ours. A small share says our p is rarer than a draw of the authors' own seeds gives; about half, that it "
+        "is typical of one. `fidelity.csv` has every number."
+        f"\n\n**Primary: {STATISTICS[PRIMARY]}**\n\n{tables.markdown(primary)}\n\n"
+        f"**Secondary (descriptive): {STATISTICS['final']}**\n\n{tables.markdown(secondary)}\n\n"
+        "The curve plots draw the authors' 10-seed mean ± 2 std (population std) in black and count our evaluation "
+        "points (every seed at every step both evaluated) within it, bounds included. The count is a picture, not a "
+        "test: a curve at half the authors' mean can stay inside a wide band."
+        f"\n\n{tables.markdown(counts)}\n\n"
+        "The returns at the first and the last step both evaluated: the untrained policy (step 0) and the end of "
+        "our runs, our seeds' mean [min, max] beside the authors' 10-seed mean ± std. A gap at step 0 "
+        "comes before any learning: it points to a difference between the tasks or the initial policies."
+        f"\n\n{tables.markdown(returns)}"
+    )
 
 
-def holm_by_row(rows: list[str], p_values: list[float]) -> list[float]:
-    """Holm's adjustment within each row's family of p-values (one per env), in the order given."""
-    adjusted = [float("nan")] * len(rows)
-    for row in dict.fromkeys(rows):
-        members = [i for i, name in enumerate(rows) if name == row]
-        for i, p in zip(members, holm(p_values[i] for i in members), strict=True):
-            adjusted[i] = float(p)
-    return adjusted
+# ---------------------------------------------------------------------------------------------------- curve plots
+def curve_label(row: str, test: Fidelity | None) -> str:
+    """A row's legend entry: its name, and where it was tested against the authors' curve, the outcome's numbers."""
+    if test is None:
+        return row
+    p = p_text(test.run_mean.test.p)
+    relation = f"< {p[1:]}" if p.startswith("<") else f"= {p}"  # p < 0.001, not p = <0.001
+    return f"{row}: p {relation}, {test.text} points"
+
+
+def authors_band_until(env_id: str, max_step: int) -> Band | None:
+    """The authors' TD3 mean ± 2 std over our runs' range of steps (at least their first two evaluations)."""
+    band = authors_band(env_id)
+    if band is None:
+        return None
+    keep = band.x <= max(max_step, AUTHORS_EVAL_EVERY)
+    return Band(band.x[keep], band.mean[keep], band.low[keep], band.high[keep])

@@ -24,8 +24,8 @@ from rliable import metrics as rly_metrics
 from scipy import stats
 from scipy.integrate import trapezoid
 
-PAPER_LAST_EVALUATIONS = 10  # Table 2: "average return over the last 10 evaluations"
-CONFIDENCE = 0.95
+from td3x.seed_statistics import CONFIDENCE, t_interval
+
 MIN_BOOTSTRAP_SEEDS = 5  # below this, a percentile bootstrap's 95% CI is (about) the range of the seeds
 BOOTSTRAP = "percentile bootstrap"
 STUDENT_T = "Student-t"
@@ -89,11 +89,6 @@ class Band:
 
 
 # ---------------------------------------------------------------------------------------------------- paper metrics
-def last10_scores(curves: np.ndarray) -> np.ndarray:
-    """Each seed's mean of its last 10 evaluations (Table 2's per-seed score); shape (seeds,)."""
-    return np.asarray(curves, dtype=np.float64)[:, -PAPER_LAST_EVALUATIONS:].mean(axis=1)
-
-
 def max_average_return(curves: np.ndarray, steps: np.ndarray) -> Peak:
     """Table 1 (the first author in sfujim/TD3#34): the max over evaluations 1..end of the seed-averaged curve,
     ± the population std (ddof=0) across seeds at that evaluation. Entry 0, the untrained policy, is excluded.
@@ -171,27 +166,6 @@ def interval_estimates(
         return rly.get_interval_estimates(
             dict(scores), func, reps=reps, confidence_interval_size=CONFIDENCE, random_state=random_state
         )
-
-
-def t_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Means over seeds (axis 0) with Student-t intervals, mean ± t((1 + confidence) / 2, n − 1)·s/√n (s with
-    ddof=1), column by column; NaN bounds below 2 seeds or where a column holds a NaN.
-
-    Args:
-        samples: shape (seeds, ...).
-        confidence: the interval's level.
-
-    Returns:
-        The means, lower bounds and upper bounds, each of shape ``samples.shape[1:]``.
-    """
-    samples = np.asarray(samples, dtype=np.float64)
-    n = len(samples)
-    mean = samples.mean(axis=0)
-    if n < 2:
-        nan = np.full_like(mean, np.nan)
-        return mean, nan, nan.copy()
-    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * samples.std(axis=0, ddof=1) / np.sqrt(n)
-    return mean, mean - half, mean + half
 
 
 def stratified_t_interval(scores: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, float]:

@@ -12,14 +12,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from td3x.run_dir import EVAL_FILE
+from td3x.seed_statistics import CONFIDENCE, last10_return, t_interval
 
 METRICS: dict[str, Callable[[Sequence[float]], float]] = {
     "mean_return": lambda returns: float(np.mean(returns)),  # the mean over every evaluation, step 0 included
     "final_return": lambda returns: float(returns[-1]),  # the last evaluation's
-    "last10_return": lambda returns: float(np.mean(returns[-10:])),  # the paper's: the last ten evaluations'
+    "last10_return": lambda returns: float(last10_return(returns)),  # the paper's: the last ten evaluations'
 }
 
 
@@ -36,11 +36,7 @@ def score_until(seed_dir: Path, metric: str, until_step: int | None) -> float:
     return METRICS[metric](returns) if returns else math.nan
 
 
-def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float, float]:
     """The mean of per-seed scores and its Student-t interval (seeds are independent draws); NaN ends for one."""
-    array = np.asarray(values, dtype=float)
-    mean = float(array.mean())
-    if len(array) < 2:
-        return mean, math.nan, math.nan
-    half = float(stats.t.ppf(0.5 + confidence / 2, len(array) - 1) * array.std(ddof=1) / math.sqrt(len(array)))
-    return mean, mean - half, mean + half
+    mean, low, high = t_interval(values, confidence)
+    return float(mean), float(low), float(high)

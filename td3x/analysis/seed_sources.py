@@ -1,45 +1,38 @@
-"""What a seed study shows (``+experiment=seed_study``): how much of the spread of results across seeds each source of
-randomness causes.
+"""The seed-sources section (``+experiment=seed_study``): which source of randomness makes the spread of results
+across seeds. (How much one config spreads, in any cell with many seeds, is ``seed_spread``'s.)
 
 A study's runs carry their condition in ``config.yaml``'s ``choices`` (the ``seed_study`` group option): per source,
 runs where only that source varies; ``all_vary``, the usual spread; ``evaluation``, one run evaluated from N sets of
 start states (``seeds.evaluation_sets``); ``repeat_1``/``repeat_2``, one seed twice (the determinism control).
-
-Per condition and statistic (each run's mean return over its evaluations after step 0, and its final return):
-the standard deviation across runs with a 95% chi-square interval (exact for normal data:
-s·sqrt((n-1)/χ²(0.975, n-1)) .. s·sqrt((n-1)/χ²(0.025, n-1))); its ratio to the all-vary SD with the 95% F interval of
-a ratio of two normal SDs; and the Brown-Forsythe test (Levene's test on deviations from the median,
-``scipy.stats.levene(center="median")``) of equal spread with all-vary. A run is an *outlier* when its final return
-lies more than OUTLIER_MADS scaled median absolute deviations below its condition's median (Bjorck et al.'s runs "far
-below the rest"); outliers are marked, not removed. A run ends *below its start* when its final return is lower than
-its own step-0 return, the untrained policy's (a run that unlearned, whatever its condition's spread: the MAD rule
-misses such a run when the other runs spread widely); marked too. Failed and unfinished runs are listed and left
-out.
+Per condition and statistic (each run's mean return over its evaluations after step 0, and its final return): the
+SD across runs with its 95% chi-square interval, its ratio to all-vary's with the F interval
+(``metrics.sd_interval``, ``metrics.ratio_interval``), the Brown-Forsythe test of equal spread with all-vary, and
+the runs marked as outliers (more than OUTLIER_MADS scaled MADs below their condition's median; Bjorck et al.'s
+runs "far below the rest") or as ending below their start; the section's text (:func:`markdown`) says each in full.
 
 A folder may hold several studies of one env (the experiment's sweep dir is literal): studies with other group
 options (``agent``, ``noise``) or another ``paper_row`` stay apart, as the report's rows do. Two *launches* with the
 same options but other settings (``run.total_steps``, N, the job's seed, any other key) would mix their conditions
 in one row each, so the report refuses them with one line that says how to separate them
-(:class:`MixedLaunchesError`).
+(:class:`MixedLaunchesError`). Here are the section's numbers, tables, Markdown and plots.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib import pyplot as plt
-from scipy import stats
 
-from td3x.analysis import tables
+from td3x.analysis import plots, tables
 from td3x.analysis.cells import STUDY_GROUP, differing, result_keys
+from td3x.analysis.plots import Figures
 from td3x.analysis.runs import Run
+from td3x.analysis.two_sample import Spread, sd_interval, spread_against
 
 ALL_VARY = "all_vary"
 EVALUATION = "evaluation"
@@ -50,7 +43,6 @@ CONDITIONS = (ALL_VARY, *SOURCES, EVALUATION, REPEAT)
 SOURCE_KEYS = frozenset(f"seeds.{source}" for source in SOURCES)  # what tells a launch's conditions apart
 STATISTICS = {"mean_over_run": "mean return over the run", "final": "final return"}
 OUTLIER_MADS = 3.0  # a run this many scaled MADs (1.4826·MAD ≈ SD for normal data) below its condition's median
-CONFIDENCE = 0.95
 SET_COLUMN = "return_mean_set_"  # eval.csv's columns of evaluation sets 1.. (set 0 is return_mean)
 
 
@@ -79,19 +71,6 @@ class Sample:
         """The sample's ``mean_over_run`` (evaluations after step 0) or ``final`` return."""
         later = self.returns[self.steps > 0]
         return float(self.returns[-1] if statistic == "final" else (later.mean() if len(later) else np.nan))
-
-
-@dataclass(frozen=True)
-class Spread:
-    """One condition's spread of one statistic, beside all-vary's."""
-
-    n: int
-    mean: float
-    sd: float
-    sd_interval: tuple[float, float]
-    ratio: float  # sd / all-vary's sd
-    ratio_interval: tuple[float, float]
-    p_value: float  # Brown-Forsythe against all-vary (NaN for all-vary itself or without spread)
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,47 +211,10 @@ def _mark_outliers(samples: list[Sample]) -> list[Sample]:
     return [Sample(s.label, s.steps, s.returns, bool(flag)) for s, flag in zip(samples, flags, strict=True)]
 
 
-def sd_interval(sd: float, n: int) -> tuple[float, float]:
-    """The 95% chi-square interval of a normal population's SD from a sample SD ``sd`` of ``n`` values."""
-    if n < 2:
-        return (math.nan, math.nan)
-    alpha = 1 - CONFIDENCE
-    dof = n - 1
-    return (
-        sd * math.sqrt(dof / stats.chi2.ppf(1 - alpha / 2, dof)),
-        sd * math.sqrt(dof / stats.chi2.ppf(alpha / 2, dof)),
-    )
-
-
-def ratio_interval(ratio: float, n: int, m: int) -> tuple[float, float]:
-    """The 95% interval of σ_1/σ_2 from a sample SD ratio of ``n`` and ``m`` normal values (F distribution)."""
-    if n < 2 or m < 2:
-        return (math.nan, math.nan)
-    alpha = 1 - CONFIDENCE
-    high, low = stats.f.ppf(1 - alpha / 2, n - 1, m - 1), stats.f.ppf(alpha / 2, n - 1, m - 1)
-    return (ratio / math.sqrt(high), ratio / math.sqrt(low))
-
-
 def _spread(samples: list[Sample], reference: list[Sample], statistic: str) -> Spread:
     values = np.array([sample.value(statistic) for sample in samples])
     base = np.array([sample.value(statistic) for sample in reference])
-    sd = float(values.std(ddof=1)) if len(values) > 1 else math.nan
-    base_sd = float(base.std(ddof=1)) if len(base) > 1 else math.nan
-    ratio = sd / base_sd if base_sd > 0 else math.nan
-    p_value = math.nan
-    if samples is not reference and len(values) > 1 and len(base) > 1:
-        with warnings.catch_warnings():  # two groups without spread: scipy warns and returns NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            p_value = float(stats.levene(values, base, center="median").pvalue)
-    return Spread(
-        len(values),
-        float(values.mean()),
-        sd,
-        sd_interval(sd, len(values)),
-        ratio,
-        ratio_interval(ratio, len(values), len(base)),
-        p_value,
-    )
+    return spread_against(values, base, is_reference=samples is reference)
 
 
 def _measurement_sd(runs: list[Run]) -> dict[str, float]:
@@ -287,6 +229,13 @@ def _measurement_sd(runs: list[Run]) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------------------------------- tables
+def frames(studies: list[SourceStudy]) -> dict[str, pd.DataFrame]:
+    """The section's tables by name, ``seed_sources`` and ``seed_sources_runs`` (none without a study)."""
+    if not studies:
+        return {}
+    return {"seed_sources": spread_frame(studies), "seed_sources_runs": samples_frame(studies)}
+
+
 def _interval_text(interval: tuple[float, float]) -> str:
     return f"[{interval[0]:.3g}, {interval[1]:.3g}]"
 
@@ -356,78 +305,35 @@ def display_frame(study: SourceStudy) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------------- plots
-def plot_study(study: SourceStudy, directory: Path) -> list[Path]:
-    """The learning curves of each condition side by side, and a strip and box plot of each statistic per
-    condition; outliers in red. Returns the PNG files written.
+def plot(studies: list[SourceStudy], figures: Figures) -> None:
+    """Per study, the learning curves of each condition side by side, and a strip and box plot of each statistic
+    per condition; outliers in red, runs that end below their start dashed (a triangle in the strip plot).
 
     Args:
-        study: one env's study.
-        directory: where the PNG files go.
+        studies: from :func:`study_sources`.
+        figures: the report's figures so far.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    return [
-        _curves_png(study, directory / f"seed_sources_curves_{_file_name(study)}.png"),
-        _strip_png(study, directory),
-    ]
-
-
-def _file_name(study: SourceStudy) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
-
-
-def _curves_png(study: SourceStudy, path: Path) -> Path:
-    names = list(study.samples)
-    columns = min(len(names), 5)
-    rows = math.ceil(len(names) / columns)
-    figure, axes = plt.subplots(
-        rows, columns, figsize=(3.2 * columns, 2.6 * rows), sharex=True, sharey=True, squeeze=False
-    )
-    for ax, name in zip(axes.ravel(), names, strict=False):
-        for sample in study.samples[name]:
-            style = "--" if sample.below_start else "-"
-            color = "tab:red" if sample.outlier else "tab:blue"
-            ax.plot(sample.steps, sample.returns, style, color=color, alpha=0.7, lw=1)
-        ax.set_title(f"{name} ({len(study.samples[name])})", fontsize=9)
-    for ax in axes.ravel()[len(names) :]:
-        ax.set_visible(False)
-    figure.suptitle(
-        f"{study.label}: evaluation return of every run, by what varies (red: outlier; dashed: ends below its start)",
-        fontsize=10,
-    )
-    figure.supxlabel("env steps", fontsize=9)
-    figure.supylabel("average return", fontsize=9)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
-
-
-def _strip_png(study: SourceStudy, directory: Path) -> Path:
-    path = directory / f"seed_sources_strip_{_file_name(study)}.png"
-    names = list(study.samples)
-    figure, axes = plt.subplots(1, len(STATISTICS), figsize=(1.1 * len(names) + 3, 3.6), squeeze=False)
-    jitter = np.random.default_rng(0)  # fixed: the same runs draw the same figure
-    for ax, (statistic, title) in zip(axes[0], STATISTICS.items(), strict=True):
-        values = [[sample.value(statistic) for sample in study.samples[name]] for name in names]
-        ax.boxplot(values, widths=0.5, showfliers=False)
-        for i, name in enumerate(names, 1):
-            for sample, value in zip(study.samples[name], values[i - 1], strict=True):
-                color = "tab:red" if sample.outlier else "tab:blue"
-                marker = "v" if sample.below_start else "x" if sample.outlier else "o"
-                ax.scatter(i + jitter.uniform(-0.12, 0.12), value, color=color, marker=marker, s=16, zorder=3)
-        ax.set_xticks(range(1, len(names) + 1), names, rotation=45, ha="right", fontsize=8)
-        ax.set_title(title, fontsize=9)
-    figure.suptitle(
-        f"{study.label}: each run's return, by what varies (red x: outlier; v: ends below its start)", fontsize=10
-    )
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    for study in studies:
+        figures.directory.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
+        figures.files += [
+            plots.group_curves_png(
+                study.samples,
+                f"{study.label}: evaluation return of every run, by what varies (red: outlier; dashed: ends below its "
+                "start)",
+                figures.directory / f"seed_sources_curves_{name}.png",
+            ),
+            plots.group_strip_png(
+                study.samples,
+                STATISTICS,
+                f"{study.label}: each run's return, by what varies (red x: outlier; v: ends below its start)",
+                figures.directory / f"seed_sources_strip_{name}.png",
+            ),
+        ]
 
 
 # ---------------------------------------------------------------------------------------------------- Markdown
-def sources_section(studies: list[SourceStudy]) -> str:
+def markdown(studies: list[SourceStudy]) -> str:
     """The report's section on the studies ('' without one).
 
     Args:

@@ -18,7 +18,8 @@ from scipy import stats
 
 from td3x.analysis.cli import main as report_main
 from td3x.analysis.runs import find_runs
-from td3x.analysis.seed_study import CONDITIONS, Sample, ratio_interval, sd_interval, study_sources
+from td3x.analysis.seed_sources import CONDITIONS, Sample, study_sources
+from td3x.analysis.two_sample import ratio_interval, sd_interval
 from td3x.run_dir import is_timing_column
 
 N = 3

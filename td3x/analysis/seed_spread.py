@@ -1,0 +1,267 @@
+"""The seed-spread section (the report's "Seed study"), for cells with many seeds of one config: how much its
+results spread across seeds, how the CI narrows with more seeds, and how often two disjoint groups of seeds of the
+*same* config look "significantly different" under a naive Welch t-test (Henderson et al., *Deep RL that Matters*,
+AAAI 2018, made this point with 5 vs 5 seeds). It reads any cell with enough seeds; which source of randomness
+makes the spread is the experiment ``+experiment=seed_study`` and its section, ``seed_sources``.
+
+Scores are each seed's Table 2 metric (the mean of its last 10 evaluations). Here are the section's numbers,
+tables, Markdown and plots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from td3x.analysis import tables
+from td3x.analysis.cell_stats import CellStats
+from td3x.analysis.metrics import Band
+from td3x.analysis.plots import PLOTS_DIR, Figures
+from td3x.analysis.tables import number
+from td3x.seed_statistics import CONFIDENCE, last10_return
+
+MIN_SEEDS = 6  # two disjoint groups of at least 3 seeds, the fewest for which a t-test has a spread to compare
+MAX_SUBSETS = 200  # seed subsets per size for the CI-width curve (every subset when there are fewer)
+SPLITS = 1000  # random disjoint splits per group size for the Welch test
+ALPHA = 0.05
+WIDTH_PERCENTILES = (10, 90)  # the band around the mean CI width: how lucky or unlucky a draw of seeds can be
+
+
+@dataclass(frozen=True)
+class WelchRate:
+    """How often two disjoint groups of ``group_size`` seeds of one config differ at p < 0.05 (Welch)."""
+
+    group_size: int
+    splits: int
+    significant: float
+
+
+@dataclass(frozen=True, eq=False)
+class SeedStudy:
+    """One cell's seed study.
+
+    Attributes:
+        row: the row label.
+        env_id: the env.
+        seeds: the complete seeds.
+        scores: each seed's last-10 mean.
+        spread: min, 25th percentile, median, 75th percentile, max and std (ddof=1) of the scores.
+        ci_width: x = number of seeds k, mean = the mean 95% bootstrap CI width of the mean over subsets of k
+            seeds, low/high = its 10th and 90th percentiles over those subsets.
+        welch: the false-positive rate of Welch's t-test per group size.
+    """
+
+    row: str
+    env_id: str
+    seeds: list[int]
+    scores: np.ndarray
+    spread: dict[str, float]
+    ci_width: Band
+    welch: list[WelchRate]
+
+
+def study_seeds(row: str, env_id: str, seeds: list[int], scores: np.ndarray, reps: int, seed: int) -> SeedStudy:
+    """The seed study of one cell (at least MIN_SEEDS seeds).
+
+    Args:
+        row: the row label.
+        env_id: the env.
+        seeds: the complete seeds.
+        scores: their last-10 means, in the same order.
+        reps: bootstrap replications per CI.
+        seed: seeds the subsets, splits and resampling.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    with _no_spread_warnings():
+        return SeedStudy(
+            row, env_id, seeds, scores, spread(scores), ci_width_by_seeds(scores, reps, rng), welch_rates(scores, rng)
+        )
+
+
+def spread(scores: np.ndarray) -> dict[str, float]:
+    """Min, quartiles, max and std (ddof=1) of the per-seed scores."""
+    q25, median, q75 = np.percentile(scores, [25, 50, 75])
+    return {
+        "min": float(scores.min()),
+        "q25": float(q25),
+        "median": float(median),
+        "q75": float(q75),
+        "max": float(scores.max()),
+        "std": float(scores.std(ddof=1)),
+    }
+
+
+def seed_subsets(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Index sets of k of n seeds: all of them when at most MAX_SUBSETS exist, else MAX_SUBSETS random ones.
+
+    Args:
+        n: the number of seeds.
+        k: the subset size.
+        rng: draws the random subsets.
+    """
+    if math.comb(n, k) <= MAX_SUBSETS:
+        return np.array(list(itertools.combinations(range(n), k)))
+    return np.array([rng.choice(n, size=k, replace=False) for _ in range(MAX_SUBSETS)])
+
+
+def ci_width_by_seeds(scores: np.ndarray, reps: int, rng: np.random.Generator) -> Band:
+    """The 95% percentile-bootstrap CI width of the mean as a function of the number of seeds k = 2..n.
+
+    Args:
+        scores: per-seed scores.
+        reps: bootstrap replications per CI.
+        rng: draws the subsets and the resamples.
+    """
+    sizes = np.arange(2, len(scores) + 1)
+    widths = []
+    for k in sizes:
+        subsets = scores[seed_subsets(len(scores), int(k), rng)]
+        # one vectorised bootstrap for all subsets of this size (scipy resamples along the last axis)
+        ci = stats.bootstrap(
+            (subsets,),
+            np.mean,
+            axis=-1,
+            vectorized=True,
+            n_resamples=reps,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            rng=rng,
+        ).confidence_interval
+        widths.append(np.asarray(ci.high - ci.low))
+    low, high = (np.array([np.nanpercentile(w, q) for w in widths]) for q in WIDTH_PERCENTILES)
+    return Band(sizes, np.array([np.nanmean(w) for w in widths]), low, high)
+
+
+def welch_rates(scores: np.ndarray, rng: np.random.Generator) -> list[WelchRate]:
+    """For each group size g = 3..n//2, the fraction of SPLITS random pairs of disjoint g-seed groups that Welch's
+    t-test calls different at p < ALPHA. All seeds share one config, so every such call is a false positive.
+
+    Args:
+        scores: per-seed scores.
+        rng: draws the splits.
+    """
+    rates = []
+    for group_size in range(3, len(scores) // 2 + 1):
+        order = np.array([rng.permutation(len(scores))[: 2 * group_size] for _ in range(SPLITS)])
+        first, second = scores[order[:, :group_size]], scores[order[:, group_size:]]
+        p_values = stats.ttest_ind(first, second, axis=1, equal_var=False).pvalue
+        rates.append(WelchRate(group_size, SPLITS, float(np.mean(p_values < ALPHA))))
+    return rates
+
+
+def study_cells(stats: Iterable[CellStats], reps: int, seed: int) -> list[SeedStudy]:
+    """The seed study of every cell with at least MIN_SEEDS complete seeds, in the order given.
+
+    Args:
+        stats: the cells' numbers.
+        reps: bootstrap replications per CI.
+        seed: seeds the subsets, splits and resampling.
+    """
+    return [
+        study_seeds(s.cell.row, s.cell.env_id, s.cell.seeds, last10_return(s.curves), reps, seed)
+        for s in stats
+        if len(s.cell.runs) >= MIN_SEEDS
+    ]
+
+
+@contextlib.contextmanager
+def _no_spread_warnings() -> Iterator[None]:
+    # a solved task (InvertedPendulum at 1000 on every seed) has groups without spread: scipy warns and returns
+    # NaN widths and p-values, which the study already treats as "no CI" and "not significant"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        yield
+
+
+# ---------------------------------------------------------------------------------------------------- tables
+def frames(studies: list[SeedStudy]) -> dict[str, pd.DataFrame]:
+    """The section's tables by name, ``seed_study`` and ``seed_study_welch`` (none without a studied cell)."""
+    if not studies:
+        return {}
+    return {"seed_study": seed_study_frame(studies), "seed_study_welch": welch_csv_frame(studies)}
+
+
+def seed_study_frame(studies: list[SeedStudy]) -> pd.DataFrame:
+    """One line per studied cell: the spread of per-seed scores, the CI width with all seeds and with 3, and the
+    Welch false-positive rate for the largest pair of disjoint groups."""
+    return pd.DataFrame(
+        {
+            "env": [s.env_id for s in studies],
+            "seeds": [len(s.seeds) for s in studies],
+            "min / median / max": [" / ".join(number(s.spread[k]) for k in ("min", "median", "max")) for s in studies],
+            "std": [number(s.spread["std"]) for s in studies],
+            "CI width, 3 seeds": [number(float(s.ci_width.mean[1])) for s in studies],
+            "CI width, all seeds": [number(float(s.ci_width.mean[-1])) for s in studies],
+            "Welch p<0.05, same config": [_welch_text(s) for s in studies],
+        },
+        index=pd.Index([s.row for s in studies], name="row"),
+    )
+
+
+def _welch_text(study: SeedStudy) -> str:
+    largest = study.welch[-1]
+    return f"{100 * largest.significant:.1f}% of {largest.splits} splits {largest.group_size} vs {largest.group_size}"
+
+
+def welch_csv_frame(studies: list[SeedStudy]) -> pd.DataFrame:
+    """The seed study in full: per cell, its spread, and per group size the Welch false-positive rate."""
+    return pd.DataFrame(
+        [
+            {"row": s.row, "env": s.env_id, "seeds": len(s.seeds), **s.spread, **vars(rate)}
+            for s in studies
+            for rate in s.welch
+        ]
+    )
+
+
+# ---------------------------------------------------------------------------------------------------- Markdown
+def markdown(studies: list[SeedStudy], only_source_studies: bool) -> str:
+    """The report's "Seed study" section.
+
+    Args:
+        studies: from :func:`study_cells`.
+        only_source_studies: whether every run belongs to a seed-sources study (``+experiment=seed_study``, N = 5
+            runs a condition), whose section stands in for this one: no word then on a lack of seeds.
+    """
+    if not studies:
+        return "" if only_source_studies else f"## Seed study\n\nNo cell has {MIN_SEEDS} or more complete seeds."
+    return (
+        f"## Seed study (cells with {MIN_SEEDS} or more seeds)\n\nThe spread of per-seed last-10 means, the mean "
+        "width of the 95% bootstrap CI of the mean with 3 seeds and with all of them (every size in "
+        f"`{PLOTS_DIR}/seed_ci_width_*.png`), and how often a Welch t-test finds two disjoint groups of seeds of the "
+        "same config different at p < 0.05: every such finding is a false positive (5% is the nominal rate; all "
+        "group sizes in `seed_study_welch.csv`). With 2 or 3 seeds the percentile bootstrap CI is too narrow: it "
+        f"cannot reach beyond the few scores it resamples.\n\n{tables.markdown(seed_study_frame(studies))}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------- plots
+def plot(env_id: str, studies: list[SeedStudy], figures: Figures) -> None:
+    """One env's CI width against the number of seeds, a band per studied cell.
+
+    Args:
+        env_id: the env.
+        studies: every cell's study (those of this env are drawn).
+        figures: the report's figures so far.
+    """
+    studies = [study for study in studies if study.env_id == env_id]
+    bands = {study.row: (study.ci_width, figures.styles[study.row]) for study in studies}
+    if not bands:
+        return
+    figures.bands(
+        bands,
+        f"seed_ci_width_{env_id}",
+        f"{env_id}: 95% bootstrap CI width of the mean vs number of seeds (band: 10th-90th percentile over subsets)",
+        ("seeds", "CI width (return)"),
+        "no CI width is finite",
+    )
