@@ -27,7 +27,7 @@ from td3x.callables import EvaluationCallback
 from td3x.config import Device, TrainConfig
 from td3x.envs import check_env, env_spec, make_env
 from td3x.provenance import collect_provenance, cpu_flags
-from td3x.resume_plan import Plan, exclusive, plan
+from td3x.resume_plan import Plan, plan
 from td3x.run_dir import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
@@ -40,6 +40,7 @@ from td3x.run_dir import (
     truncate_after,
     write_json_atomic,
 )
+from td3x.run_lock import exclusive
 from td3x.seed_run import recorded_config, seed_configs
 from td3x.trainer import RunInterrupted, Trainer
 
