@@ -17,7 +17,8 @@ not started no ``summary.json`` and no process training
 
 The lock is the sign of life, not the age of ``summary.json``: a run updates its summary only at its evaluations,
 and a dead process releases the lock at once. Resuming reads the process's checkpoint instead
-(:func:`checkpoint_complete`): a checkpoint that is complete is written just before the summary that says so.
+(:func:`checkpoint_complete`): a complete checkpoint is written just before the summary that says so, and a relaunch
+that finds one writes that summary if a kill came between the two.
 """
 
 from __future__ import annotations
@@ -100,6 +101,14 @@ def checkpoint_complete(counters: Mapping[str, Any], total_steps: int) -> bool:
     """Whether a process's checkpoint has nothing left to train: it reached ``run.total_steps`` and no evaluation
     is due (a stop cut the last one short)."""
     return bool(counters["step"] >= total_steps and not counters.get("evaluation_due"))
+
+
+def summary_says_complete(run_dir: Path) -> bool:
+    """Whether ``run_dir``'s ``summary.json`` says ``complete`` (False when it is missing or unreadable)."""
+    try:
+        return (run_dir / SUMMARY_FILE).exists() and read_json_mapping(run_dir / SUMMARY_FILE).get("status") == COMPLETE
+    except RunFileError:
+        return False
 
 
 def last_eval_step(path: Path) -> int | None:

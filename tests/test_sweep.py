@@ -355,6 +355,22 @@ def test_status_and_the_report_count_the_same_runs_complete(
     assert reported["short"] == "eval.csv ends at step 600, not at run.total_steps=700"
 
 
+def test_a_run_killed_between_its_final_checkpoint_and_its_summary_is_complete_once_relaunched(
+    make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its summary.json is the last evaluation's (status running, all steps): stale to status, complete to the
+    resume decision; the relaunch that finds nothing to train writes the summary, and status agrees."""
+    config = make_config(*STATUS_RUN, "run.total_steps=700")
+    run(config, tmp_path)
+    finished = json.loads((tmp_path / "summary.json").read_text())
+    (tmp_path / "summary.json").write_text(json.dumps(finished | {"status": "running"}))
+    assert "0 complete, 0 running, 0 stopped, 1 stale" in sweep_cli(capsys, "status", str(tmp_path))[1]
+    assert run(config, tmp_path)["status"] == "complete"
+    assert json.loads((tmp_path / "summary.json").read_text())["status"] == "complete"
+    code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
+    assert code == 0 and "1 complete, 0 running, 0 stopped, 0 stale, 0 failed, 0 not started" in out
+
+
 def test_sweep_help_says_which_subcommands_train(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(sweep_main, ["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
