@@ -1,19 +1,16 @@
 """A run's state, read from the files every run writes and from its lock: the one answer to "is this run
-complete, still training, stopped or dead?" that ``td3x-sweep status``, ``td3x-report``, resuming and
-``td3x-tune`` share.
+complete, still training, stopped or dead?" that ``td3x-sweep status``, ``td3x-report`` and resuming share
+(``td3x-tune`` tells a dead trial by the same lock).
 
-========== ==========================================================================================================
-state      when
-========== ==========================================================================================================
-complete   ``summary.json`` says ``complete`` and ``eval.csv`` ends at ``run.total_steps``
-running    a process holds the run's lock (:mod:`td3x.run_lock`): it is training now
-stopped    resumable: a signal or a preemption stopped it after a checkpoint (``summary.json`` says ``running`` and
-           records why in ``interrupted``), or it finished a smaller ``run.total_steps`` than its config now asks
-stale      killed (SIGKILL, out of memory, a lost node): ``summary.json`` says ``running`` with no interruption and no
-           process holds the lock; resumable from its last checkpoint
-failed     ``summary.json`` says ``failed`` (why, in ``failure``), or says ``complete`` while ``eval.csv`` falls short
-not started no ``summary.json`` and no process training
-========== ==========================================================================================================
+- complete: ``summary.json`` says ``complete`` and ``eval.csv`` ends at ``run.total_steps``;
+- running: a process holds the run's lock (:mod:`td3x.run_lock`): it is training now;
+- stopped (resumable): a signal or a preemption stopped it after a checkpoint (``summary.json`` says ``running``
+  and records why in ``interrupted``), or it finished a smaller ``run.total_steps`` than its config now asks;
+- stale (killed: SIGKILL, out of memory, a lost node): ``summary.json`` says ``running`` with no interruption and
+  no process holds the lock; resumable from its last checkpoint;
+- failed: ``summary.json`` says ``failed`` (why, in ``failure``), or says ``complete`` while ``eval.csv`` falls
+  short;
+- not started: no ``summary.json`` and no process training.
 
 The lock is the sign of life, not the age of ``summary.json``: a run updates its summary only at its evaluations,
 and a dead process releases the lock at once. Resuming reads the process's checkpoint instead
