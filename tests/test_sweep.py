@@ -497,7 +497,9 @@ def test_a_stopped_stacked_job_resumes_with_rerun_and_td3x_resume_like_the_job_u
             run(configs[row], job)
         monkeypatch.undo()
     status = td3x("td3x.sweep", "status", str(stacked_sweep))
-    assert status.returncode == 1 and "0 complete, 4 running" in status.stdout and "1800/3600" in status.stdout
+    assert (
+        status.returncode == 1 and "0 complete, 0 running, 4 stopped" in status.stdout and "1800/3600" in status.stdout
+    )
 
     resumed = td3x("td3x.resume", str(job_dirs(stacked_sweep)["ahe"] / "seed_1"))  # a seed's dir: its process
     assert resumed.returncode == 0, resumed.stderr[-3000:]
