@@ -3,17 +3,17 @@ W&B view share.
 
 :func:`list_jobs` composes each job of a ``td3x-train`` command line exactly as Hydra's basic sweeper does (the
 experiment's ``hydra.sweeper.params`` first, then the command line), through Hydra's public API and the rules of
-:mod:`td3x.overrides`, and creates nothing. :func:`path_states` reads the state of every run of a sweep dir (every
-launch into it, as :mod:`td3x.launches` records them), a run dir, a K-seeds process dir or a folder of runs.
+:mod:`td3x.overrides`, and creates nothing. :func:`path_states` reads the state (:mod:`td3x.run_state`) of every run
+of a sweep dir (every launch into it, as :mod:`td3x.launches` records them), a run dir, a K-seeds process dir or a
+folder of runs (found as ``td3x-report`` finds them: :func:`td3x.run_dir.walk_runs`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
+import logging
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,16 +33,17 @@ from td3x.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sw
 from td3x.overrides import apply_overrides, group_options, override_dirname, override_problems, sweep_jobs
 from td3x.run_dir import (
     CONFIG_FILE,
-    SUMMARY_FILE,
-    WANDB_DIR,
     RunFileError,
     config_int,
-    read_json_mapping,
     read_yaml_mapping,
     run_configs,
     seed_range,
     seed_run_dirs,
+    walk_runs,
 )
+from td3x.run_state import COMPLETE, FAILED, NOT_STARTED, STOPPED, RunState, run_state
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ MEASURED_ON = "TD3 agent=td3_paper on Hopper-v5 in td3x's reference runs, one th
 ANNOUNCE_FROM_CORE_HOURS = 1.0  # a launch estimated at less is not announced
 
 
-def launch_cost(jobs: list[Job], now: float) -> str | None:
+def launch_cost(jobs: list[Job]) -> str | None:
     """One line with the size and estimated cost of what the jobs have left to train (steps their run dirs
     already hold are not counted again), or None below ANNOUNCE_FROM_CORE_HOURS."""
     runs = sum(job.num_seeds for job in jobs)
@@ -216,7 +217,7 @@ def launch_cost(jobs: list[Job], now: float) -> str | None:
     for job in jobs:
         for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
             try:
-                steps += max(job.total_steps - run_state(seed_dir, job.total_steps, now).steps, 0)
+                steps += max(job.total_steps - run_state(seed_dir, job.total_steps, job.num_seeds).steps, 0)
             except RunFileError:  # a broken summary: the run trains again from what its checkpoint holds
                 steps += job.total_steps
     core_hours = steps / MEASURED_STEPS_PER_CORE_SECOND / 3600
@@ -242,7 +243,7 @@ def announce_launch(arguments: list[str]) -> None:
     try:
         if not flags and not _is_multirun(overrides):
             return
-        message = launch_cost(list_jobs(overrides), time.time())
+        message = launch_cost(list_jobs(overrides))
     except (ConfigError, HydraException, OmegaConfBaseException, RunFileError):
         return  # the launch itself reports the problem, one line
     if message:
@@ -256,35 +257,6 @@ def _is_multirun(overrides: list[str]) -> bool:
 
 
 # ---------------------------------------------------------------------- status and rerun of a launched sweep
-HYDRA_DIR = ".hydra"  # Hydra's copy of a job's config.yaml lies here: not a run's
-STALE_AFTER_S = 30 * 60  # a "running" run whose summary.json has not changed for this long is reported stale
-
-
-@dataclass(frozen=True)
-class RunState:
-    run_dir: Path
-    state: str  # complete | running | stale | failed | not started
-    steps: int
-    total_steps: int
-    steps_per_second: float | None
-    failure: str | None
-
-
-def run_state(run_dir: Path, total_steps: int, now: float) -> RunState:
-    summary_path = run_dir / SUMMARY_FILE
-    if not summary_path.exists():
-        return RunState(run_dir, "not started", 0, total_steps, None, None)
-    summary = read_json_mapping(summary_path)
-    if not isinstance(summary.get("status"), str) or not isinstance(summary.get("steps"), int):
-        raise RunFileError(f"{summary_path} is not a td3x summary: it lacks a status or a steps count")
-    state = summary["status"]
-    if state == "running" and now - summary_path.stat().st_mtime > STALE_AFTER_S:
-        state = "stale"
-    wall = summary.get("wall_time_s")
-    rate = summary["steps"] / wall if isinstance(wall, (int, float)) and wall > 0 else None
-    return RunState(run_dir, state, summary["steps"], total_steps, rate, summary.get("failure"))
-
-
 def launch_jobs(sweep_dir: Path, launch: Launch) -> list[Job]:
     """The jobs of one launch into ``sweep_dir``, their run dirs in ``sweep_dir`` wherever it was launched to."""
     return list_jobs([*launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)])
@@ -292,23 +264,25 @@ def launch_jobs(sweep_dir: Path, launch: Launch) -> list[Job]:
 
 def sweep_states(sweep_dir: Path) -> list[RunState]:
     """The state of every run of every launch into ``sweep_dir``, each run once (launches may share jobs)."""
-    now, seen, states = time.time(), set(), []
+    seen: set[Path] = set()
+    states: list[RunState] = []
     for launch in read_launches(sweep_dir):
         for job in launch_jobs(sweep_dir, launch):
             for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
                 if seed_dir not in seen:
                     seen.add(seed_dir)
-                    states.append(run_state(seed_dir, job.total_steps, now))
+                    states.append(run_state(seed_dir, job.total_steps, job.num_seeds))
     return states
 
 
 def launch_summary(sweep_dir: Path, launch: Launch) -> str:
     """The line a multirun ends with: how many of its jobs are complete, failed, stopped (resumable) or not started
     (refused, or never reached), and where."""
-    now, counts = time.time(), dict.fromkeys(("complete", "failed", "stopped", "not started"), 0)
+    counts = dict.fromkeys((COMPLETE, FAILED, STOPPED, NOT_STARTED), 0)
     jobs = launch_jobs(sweep_dir, launch)
     for job in jobs:
-        states = {run_state(d, job.total_steps, now).state for d in seed_run_dirs(job.run_dir, job.seed, job.num_seeds)}
+        seed_dirs = seed_run_dirs(job.run_dir, job.seed, job.num_seeds)
+        states = {run_state(d, job.total_steps, job.num_seeds).state for d in seed_dirs}
         counts[_job_outcome(states)] += 1
     runs = sum(job.num_seeds for job in jobs)
     outcome = ", ".join(f"{number} {state}" for state, number in counts.items() if number or state == "complete")
@@ -320,11 +294,11 @@ def launch_summary(sweep_dir: Path, launch: Launch) -> str:
 
 def _job_outcome(run_states: set[str]) -> str:
     """A job's outcome from its runs' states (K seeds share one process: they end alike)."""
-    if "failed" in run_states:
-        return "failed"
-    if len(run_states) == 1 and run_states & {"complete", "not started"}:
+    if FAILED in run_states:
+        return FAILED
+    if len(run_states) == 1 and run_states & {COMPLETE, NOT_STARTED}:
         return run_states.pop()
-    return "stopped"  # running (a stop interrupted it), stale (killed): resumable
+    return STOPPED  # stopped, stale (killed), running (another process trains it): resumable
 
 
 def print_launch_summaries() -> None:
@@ -339,17 +313,7 @@ def print_launch_summaries() -> None:
 def runs_below(path: Path) -> list[Path]:
     """The ``config.yaml`` of a run dir, of a K-seeds process dir's seeds in seed order, or of every run at or
     below a folder of runs (as td3x-report finds them), in path order."""
-    configs = run_configs(path)
-    if configs:
-        return configs
-    found = []
-    for dirpath, dirnames, filenames in os.walk(path):
-        if CONFIG_FILE in filenames and Path(dirpath).name != HYDRA_DIR:
-            found.append(Path(dirpath) / CONFIG_FILE)
-            dirnames.clear()  # a run dir holds no other runs
-        else:
-            dirnames[:] = sorted(name for name in dirnames if name not in (HYDRA_DIR, WANDB_DIR))
-    return sorted(found)
+    return run_configs(path) or sorted(run_dir / CONFIG_FILE for run_dir, _ in walk_runs(path, log.warning))
 
 
 def path_states(path: Path) -> list[RunState]:
@@ -366,8 +330,13 @@ def path_states(path: Path) -> list[RunState]:
         raise FileNotFoundError(
             f"{path} holds no run: not a sweep dir (no multirun.yaml), a run dir or a folder of runs"
         )
-    now = time.time()
-    return [
-        run_state(config.parent, config_int(read_yaml_mapping(config), "run.total_steps", config), now)
-        for config in configs
-    ]
+    return [_config_state(config) for config in configs]
+
+
+def _config_state(config_path: Path) -> RunState:
+    """The state of the run whose ``config.yaml`` is ``config_path``, against its own ``run.total_steps``."""
+    config = read_yaml_mapping(config_path)
+    run = config.get("run")
+    num_seeds = run.get("num_seeds", 1) if isinstance(run, dict) else 1
+    total_steps = config_int(config, "run.total_steps", config_path)
+    return run_state(config_path.parent, total_steps, num_seeds if isinstance(num_seeds, int) else 1)

@@ -4,17 +4,14 @@
 on every key that changes what is learned (:data:`td3x.inert_keys.RESUME_INERT` may change: the logging keys,
 the checkpoint and log intervals; a larger ``run.total_steps`` extends a run), returns at once for a finished
 run, and refuses a mismatch naming the differing keys. ``run.resume=never`` refuses a dir that already holds
-results. One process trains in a run dir at a time (:func:`exclusive`).
+results. One process trains in a run dir at a time (:func:`td3x.run_lock.exclusive`); a run is complete when its
+checkpoint says so (:func:`td3x.run_state.checkpoint_complete`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,34 +20,16 @@ from td3x import checkpoint
 from td3x.config import ResumeMode, TrainConfig, flatten, to_container
 from td3x.inert_keys import RESUME_INERT, is_inert, without_neutral_defaults
 from td3x.run_dir import CHECKPOINT_FILE, EVAL_FILE, METRICS_FILE
+from td3x.run_lock import ResumeError
+from td3x.run_state import checkpoint_complete
 
 RESULT_FILES = (EVAL_FILE, METRICS_FILE, CHECKPOINT_FILE)
-
-
-class ResumeError(RuntimeError):
-    """A run dir td3x will not train in (another config's results, or ``run.resume=never``)."""
 
 
 @dataclass
 class Plan:
     action: str  # "start" | "resume" | "complete"
     parts: dict[str, Any] = field(default_factory=dict)  # the checkpoint, when resuming or complete
-
-
-@contextlib.contextmanager
-def exclusive(run_dir: Path) -> Iterator[None]:
-    """One process trains in a run dir at a time (a sweep relaunched while its jobs still run would otherwise
-    put two in one dir): an advisory lock on the directory itself, released when the process ends."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(run_dir, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ResumeError(f"another process is training in {run_dir}; let it finish or stop it first") from None
-        yield
-    finally:
-        os.close(descriptor)
 
 
 def learning_keys(config: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +64,7 @@ def plan(config: TrainConfig, run_dir: Path) -> Plan:
     parts = checkpoint.load(checkpoint_path)
     _check_same_config(parts["config"], to_container(config))
     done, total = parts["counters"]["step"], config.run.total_steps
-    if done >= total and not parts["counters"].get("evaluation_due"):  # a stop cut the last evaluation short
+    if checkpoint_complete(parts["counters"], total):
         return Plan("complete", parts)
     if parts["buffer"] is None:
         raise ResumeError(

@@ -1,4 +1,4 @@
-"""A run dir's layout: its files' names, the ``seed_<k>`` dirs of a K-seeds process, finding a run's configs,
+"""A run dir's layout: its files' names, the ``seed_<k>`` dirs of a K-seeds process, finding run dirs and their configs,
 atomic JSON writes, and what ``summary.json`` holds (:class:`RunSummary`).
 
 A run dir holds ``config.yaml`` (the resolved config, with the group ``choices``), ``eval.csv``,
@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -31,6 +31,10 @@ RUN_LOG = "train.log"  # the name Hydra gives td3x-train's log in the run dir: a
 WANDB_DIR = "wandb"  # the offline W&B run's files
 SWEEP_FILE = "multirun.yaml"  # Hydra's record of a launched sweep, in the sweep dir above its run dirs
 SEED_DIR_PREFIX = "seed_"
+HYDRA_DIR = ".hydra"  # Hydra's unresolved copy of a job's config.yaml
+# these hold config.yaml files that are not a run's own: W&B's run files and Hydra's unresolved copy
+SKIPPED_DIRS = frozenset({WANDB_DIR, HYDRA_DIR})
+RUN_FILES = (EVAL_FILE, SUMMARY_FILE)  # beside a config.yaml that is not a run's, they say a run's was broken
 
 
 # ---------------------------------------------------------------------- the seeds of a process
@@ -65,6 +69,44 @@ def run_configs(path: Path) -> list[Path]:
         path.glob(f"{SEED_DIR_PREFIX}[0-9]*/{CONFIG_FILE}"),
         key=lambda config: int(config.parent.name[len(SEED_DIR_PREFIX) :]),
     )
+
+
+def is_run_config(config: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a parsed config.yaml is a td3x run's (it names an env, a seed and a Table 2 row)."""
+    return (
+        isinstance(config, dict)
+        and isinstance(config.get("env"), dict)
+        and "id" in config["env"]
+        and "seed" in config
+        and "paper_row" in config
+    )
+
+
+def walk_runs(root: Path, warn: Callable[[str], None]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every run dir at or below ``root`` (a dir holding a td3x run's ``config.yaml``) with its parsed config, in
+    walk order (sorted names, depth first), never below a run dir or in :data:`SKIPPED_DIRS`. ``warn`` gets one
+    line for a ``config.yaml`` that is unreadable or not a run's while run files lie beside it (a broken run is
+    never skipped in silence)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        config = _run_config(Path(dirpath) / CONFIG_FILE, filenames, warn) if CONFIG_FILE in filenames else None
+        if is_run_config(config):
+            yield Path(dirpath), config
+            dirnames.clear()  # a run dir holds no other runs
+        else:
+            dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
+
+
+def _run_config(path: Path, filenames: list[str], warn: Callable[[str], None]) -> Any:
+    """A config.yaml's content, or None when it is not readable."""
+    try:
+        config = read_yaml_mapping(path)
+    except RunFileError as error:
+        if any(name in filenames for name in RUN_FILES):
+            warn(f"{error}; the run dir is skipped")
+        return None
+    if not is_run_config(config) and any(name in filenames for name in RUN_FILES):
+        warn(f"{path} is not a td3x run's config (no env.id, seed or paper_row); the run dir is skipped")
+    return config
 
 
 # ---------------------------------------------------------------------- files

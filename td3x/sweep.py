@@ -29,7 +29,7 @@ from hydra.errors import HydraException
 from td3x.cli import HelpFormatter, OneLineParser, add_version_flag, exit_with
 from td3x.config import ConfigError, from_saved
 from td3x.launches import read_launches, sweep_dir_override
-from td3x.multirun import Job, RunState, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
+from td3x.multirun import Job, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
 from td3x.run_dir import (
     CONFIG_FILE,
     EVAL_FILE,
@@ -39,6 +39,7 @@ from td3x.run_dir import (
     read_yaml_mapping,
     seed_run_dirs,
 )
+from td3x.run_state import COMPLETE, FAILED, STALE, STATES, RunState
 from td3x.wandb_view import gather, view_command, view_lines
 
 
@@ -61,20 +62,18 @@ def _print_status(states: list[RunState]) -> int:
     counts: dict[str, int] = {}
     for state in states:
         counts[state.state] = counts.get(state.state, 0) + 1
-        if state.state in ("failed", "stale"):
-            print(f"{state.state:8s} {state.run_dir}  at step {state.steps}: {state.failure or 'no update for 30 min'}")
+        if state.state in (FAILED, STALE):
+            print(f"{state.state:8s} {state.run_dir}  at step {state.steps}: {state.reason}")
     done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
     rates = [s.steps_per_second for s in states if s.steps_per_second]
-    print(
-        ", ".join(f"{counts.get(name, 0)} {name}" for name in ("complete", "running", "stale", "failed", "not started"))
-    )
+    print(", ".join(f"{counts.get(name, 0)} {name}" for name in STATES))
     left = (total - done) / (sum(rates) / len(rates)) / 3600 if rates else float("nan")
     share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
     if done >= total:
         print(f"{share}; finished: no compute left")
     else:
         print(f"{share}; about {left:.1f} h of compute left at the mean speed of the runs so far")
-    return 0 if counts.get("complete", 0) == len(states) else 1
+    return 0 if counts.get(COMPLETE, 0) == len(states) else 1
 
 
 def rerun(sweep_dir: Path) -> int:
@@ -114,7 +113,7 @@ def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
     is never touched) and check that their ``eval.csv`` prefixes match bit for bit (timing columns aside)."""
     from td3x.training import run  # the training stack, only for this command
 
-    complete = [s.run_dir for s in sweep_states(sweep_dir) if s.state == "complete"][:runs]
+    complete = [s.run_dir for s in sweep_states(sweep_dir) if s.state == COMPLETE][:runs]
     if not complete:
         raise FileNotFoundError(f"{sweep_dir} has no complete run to recheck")
     mismatches = 0
@@ -205,8 +204,9 @@ COMMANDS = {
     "list": "print every job a td3x-train multirun with these overrides would launch (its run dir, overrides, "
     "steps, seeds, threads and config errors), the counts of jobs and runs, and what a SLURM launcher asks for "
     "each job; runs and creates nothing",
-    "status": "count the complete, running, stale, failed and not started runs of a sweep dir (every launch into "
-    "it), a run dir, a K-seeds process dir or a folder of runs, with the steps done and the compute left; runs nothing",
+    "status": "count the complete, running, stopped (resumable), stale (killed), failed and not started runs of a "
+    "sweep dir (every launch into it), a run dir, a K-seeds process dir or a folder of runs, with the steps done and "
+    "the compute left; runs nothing",
     "rerun": "trains: launch a sweep again in its dir, with its own overrides and launcher (each launch into it, in "
     "turn); complete jobs return at once, the others resume from their checkpoints (or start); Ctrl-C stops them "
     "at their next checkpoint; for one run dir use td3x-resume",

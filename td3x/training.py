@@ -28,7 +28,7 @@ from td3x.callables import EvaluationCallback
 from td3x.config import ConfigError, Device, TrainConfig
 from td3x.envs import check_env, env_spec, make_env
 from td3x.provenance import collect_provenance, cpu_flags
-from td3x.resume_plan import Plan, exclusive, plan
+from td3x.resume_plan import Plan, plan
 from td3x.run_dir import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
@@ -41,6 +41,8 @@ from td3x.run_dir import (
     truncate_after,
     write_json_atomic,
 )
+from td3x.run_lock import exclusive
+from td3x.run_state import summary_says_complete
 from td3x.seed_run import ProcessSeed, process_seeds, recorded_config
 from td3x.trainer import RunInterrupted, Trainer
 
@@ -233,8 +235,10 @@ def start_line(config: TrainConfig, run_dir: Path, choices: dict[str, str] | Non
 
 
 def _finished_summary(parts: dict[str, Any], seed_state: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    """A finished seed's summary from the process's final checkpoint: the keys of a fresh run's."""
-    return RunSummary.of(
+    """A finished seed's summary from the process's final checkpoint: the keys of a fresh run's. Written to its
+    ``summary.json`` when that does not say complete (the process was killed between its final checkpoint and its
+    summary), so that the run's state agrees with its checkpoint."""
+    summary = RunSummary.of(
         "complete",
         seed_state["eval_returns"],
         steps=parts["counters"]["step"],
@@ -242,3 +246,6 @@ def _finished_summary(parts: dict[str, Any], seed_state: dict[str, Any], run_dir
         wall_time_s=parts["wall_time_s"],
         run_dir=run_dir,
     ).to_dict()
+    if not summary_says_complete(run_dir):
+        write_json_atomic(run_dir / SUMMARY_FILE, summary)
+    return summary

@@ -240,8 +240,8 @@ def test_eval_on_a_folder_of_runs_and_status_on_run_dirs(
     assert exit_code(eval_main, [str(tmp_path)]) == 2
     assert f"{tmp_path} is a folder of runs, not a run dir: pick one of the 2 runs inside" in capsys.readouterr().err
     assert exit_code(sweep_main, ["status", str(process)]) == 0  # the K-seeds process dir: one run per seed
-    assert "2 complete, 0 running, 0 stale, 0 failed, 0 not started" in capsys.readouterr().out
+    assert "2 complete, 0 running, 0 stopped, 0 stale, 0 failed, 0 not started" in capsys.readouterr().out
     assert exit_code(sweep_main, ["status", str(process / "seed_1")]) == 0  # a single run dir
     assert "steps: 600/600 (100.0%)" in capsys.readouterr().out
     assert exit_code(sweep_main, ["status", str(tmp_path)]) == 0  # a folder of runs, as td3x-report takes
-    assert "2 complete, 0 running, 0 stale, 0 failed, 0 not started" in capsys.readouterr().out
+    assert "2 complete, 0 running, 0 stopped, 0 stale, 0 failed, 0 not started" in capsys.readouterr().out

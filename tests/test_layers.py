@@ -57,6 +57,8 @@ FLOORS = {
     "td3x.seed_run": LIBRARY,
     "td3x.trainer": LIBRARY,
     "td3x.resume_plan": LIBRARY,
+    "td3x.run_lock": LIBRARY,  # the run-dir lock: taken by training, probed by a run's state and td3x-tune
+    "td3x.run_state": LIBRARY,  # a run's state (complete, running, stopped, stale, failed, not started)
     "td3x.training": LIBRARY,
     "td3x.evaluation": LIBRARY,
     "td3x.launches": LIBRARY,  # each launch of a sweep, recorded in its sweep dir (a Hydra callback)

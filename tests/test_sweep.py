@@ -50,6 +50,7 @@ from td3x.multirun import (
     list_jobs,
 )
 from td3x.run_dir import seed_run_dirs
+from td3x.run_lock import exclusive
 from td3x.sweep import main
 from td3x.sweep import main as sweep_main
 from td3x.trainer import RunInterrupted, TrainingError
@@ -82,12 +83,16 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_status_counts_and_rerun_completes_the_missing_run(sweep: Path) -> None:
     status = td3x("td3x.sweep", "status", str(sweep))
-    assert status.returncode == 0 and "2 complete, 0 running, 0 stale, 0 failed, 0 not started" in status.stdout
+    assert (
+        status.returncode == 0 and "2 complete, 0 running, 0 stopped, 0 stale, 0 failed, 0 not started" in status.stdout
+    )
     assert "steps: 1800/1800 (100.0%); finished: no compute left" in status.stdout
     (missing,) = [path for path in sweep.glob("pendulum/none/*seed=1")]
     shutil.rmtree(missing)
     status = td3x("td3x.sweep", "status", str(sweep))
-    assert status.returncode == 1 and "1 complete, 0 running, 0 stale, 0 failed, 1 not started" in status.stdout
+    assert (
+        status.returncode == 1 and "1 complete, 0 running, 0 stopped, 0 stale, 0 failed, 1 not started" in status.stdout
+    )
     assert "steps: 900/1800 (50.0%)" in status.stdout
     assert td3x("td3x.sweep", "rerun", str(sweep)).returncode == 0
     assert "2 complete" in td3x("td3x.sweep", "status", str(sweep)).stdout
@@ -147,7 +152,9 @@ def test_status_and_rerun_work_on_the_dir_given_counting_every_launch_into_it(tm
     assert td3x("td3x.entrypoint", *SWEEP, cwd=tmp_path).returncode == 0
     (sweep_dir,) = (tmp_path / "outputs/multirun").iterdir()
     status = td3x("td3x.sweep", "status", str(sweep_dir))
-    assert status.returncode == 0 and "2 complete, 0 running, 0 stale, 0 failed, 0 not started" in status.stdout
+    assert (
+        status.returncode == 0 and "2 complete, 0 running, 0 stopped, 0 stale, 0 failed, 0 not started" in status.stdout
+    )
     before = {path: td3x_files(path) for path in sweep_dir.glob("pendulum/none/*")}
     time.sleep(1)  # the ${now:...} default would name another dir if rerun recomputed it
     rerun = td3x("td3x.sweep", "rerun", str(sweep_dir), cwd=tmp_path)
@@ -160,11 +167,15 @@ def test_status_and_rerun_work_on_the_dir_given_counting_every_launch_into_it(tm
     assert td3x("td3x.entrypoint", *overrides, "seed=2", f"hydra.sweep.dir={sweep_dir}").returncode == 0
     assert len(list((sweep_dir / "launches").iterdir())) == 2  # the relaunch added none
     status = td3x("td3x.sweep", "status", str(sweep_dir))
-    assert status.returncode == 0 and "3 complete, 0 running, 0 stale, 0 failed, 0 not started" in status.stdout
+    assert (
+        status.returncode == 0 and "3 complete, 0 running, 0 stopped, 0 stale, 0 failed, 0 not started" in status.stdout
+    )
     (first,) = sweep_dir.glob("pendulum/none/*seed=0")
     shutil.rmtree(first)  # the first launch's job, as if it had never started
     status = td3x("td3x.sweep", "status", str(sweep_dir))
-    assert status.returncode == 1 and "2 complete, 0 running, 0 stale, 0 failed, 1 not started" in status.stdout
+    assert (
+        status.returncode == 1 and "2 complete, 0 running, 0 stopped, 0 stale, 0 failed, 1 not started" in status.stdout
+    )
     # the folder above the job dirs is no sweep dir: its runs, as td3x-report finds them
     status = td3x("td3x.sweep", "status", str(sweep_dir / "pendulum"))
     assert status.returncode == 0 and "2 complete, 0 running" in status.stdout and "1800/1800" in status.stdout
@@ -230,7 +241,7 @@ def test_rerun_resumes_a_checkpointed_job_and_leaves_finished_ones_alone(
     monkeypatch.undo()
     untouched = td3x_files(finished)
     status = td3x("td3x.sweep", "status", str(sweep))
-    assert status.returncode == 1 and "1 complete, 1 running, 0 stale, 0 failed" in status.stdout
+    assert status.returncode == 1 and "1 complete, 0 running, 1 stopped, 0 stale, 0 failed" in status.stdout
     assert "steps: 1350/1800 (75.0%)" in status.stdout
     result = td3x("td3x.sweep", "rerun", str(sweep))
     assert result.returncode == 0 and "from its checkpoint at env step 450" in result.stdout + result.stderr
@@ -277,29 +288,105 @@ def test_status_of_a_failed_run_gives_its_reason(
     with pytest.raises(TrainingError):
         run(make_config(*STATUS_RUN, *blow_up), tmp_path)
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
-    assert code == 1 and "0 complete, 0 running, 0 stale, 1 failed, 0 not started" in out
+    assert code == 1 and "0 complete, 0 running, 0 stopped, 0 stale, 1 failed, 0 not started" in out
     failed = f"failed   {tmp_path}  at step 302: TrainingError: non-finite critic_loss="
     assert any(line.startswith(failed) for line in out.splitlines()), out
 
 
-def test_status_of_a_running_then_stale_run_and_the_compute_left(
+def test_status_of_a_run_stopped_by_ctrl_c_is_stopped_at_once_and_running_while_a_process_holds_it(
     make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A run of 100,000 steps stopped at step 330: the compute left is its remaining steps at its own speed."""
+    """A run of 100,000 steps stopped by SIGINT at step 330: stopped (its summary records the interruption) from
+    the first second, with the compute left at its own speed; running again while a process holds its lock (as
+    a relaunch resuming it does, before its first evaluation rewrites the summary)."""
     signal_at(monkeypatch, 330)
     with pytest.raises(RunInterrupted):
         run(make_config(*STATUS_RUN, "run.total_steps=100000", "agent.buffer_size=1000"), tmp_path)
     monkeypatch.undo()
     summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["status"] == "running" and summary["interrupted"].startswith("RunInterrupted: stopped by SIGINT")
     left_h = (100_000 - 330) / (330 / summary["wall_time_s"]) / 3600
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
-    assert code == 1 and "0 complete, 1 running, 0 stale, 0 failed, 0 not started" in out
+    assert code == 1 and "0 complete, 0 running, 1 stopped, 0 stale, 0 failed, 0 not started" in out
     assert f"steps: 330/100000 (0.3%); about {left_h:.1f} h of compute left" in out
-    an_hour_ago = time.time() - 3600  # no summary written for longer than 30 min: the process is gone
-    os.utime(tmp_path / "summary.json", (an_hour_ago, an_hour_ago))
+    with exclusive(tmp_path):
+        code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
+    assert code == 1 and "0 complete, 1 running, 0 stopped, 0 stale, 0 failed, 0 not started" in out
+
+
+@pytest.mark.slow
+def test_status_of_a_killed_run_is_stale_once_its_lock_is_free(tmp_path: Path) -> None:
+    """td3x-train in a process of its own: running while it trains, stale the moment SIGKILL ends it (no summary
+    can record a SIGKILL; the kernel frees the lock at once)."""
+    run_dir = tmp_path / "run"
+    overrides = [o for o in SWEEP if o not in ("-m", "seed=0,1") and not o.startswith("run.total_steps=")]
+    with (tmp_path / "train.log").open("w") as log:
+        training = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "td3x.entrypoint",
+                *overrides,
+                "run.total_steps=1000000",
+                f"hydra.run.dir={run_dir}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=without_wandb_settings(),
+        )
+    try:
+        _wait_for(lambda: _last_eval_step(run_dir) >= 400, 120, "the run at step 400")
+        status = td3x("td3x.sweep", "status", str(run_dir))
+        assert status.returncode == 1 and "0 complete, 1 running, 0 stopped, 0 stale" in status.stdout, status.stdout
+        training.kill()
+        training.wait(timeout=60)
+    finally:
+        if training.poll() is None:
+            training.kill()
+    steps = summary(run_dir)["steps"]
+    assert summary(run_dir)["status"] == "running" and summary(run_dir)["interrupted"] is None
+    status = td3x("td3x.sweep", "status", str(run_dir))
+    assert status.returncode == 1 and "0 complete, 0 running, 0 stopped, 1 stale, 0 failed" in status.stdout
+    stale = f"stale    {run_dir}  at step {steps}: killed: no process holds its lock"
+    assert stale in status.stdout.splitlines(), status.stdout
+
+
+def test_status_and_the_report_count_the_same_runs_complete(
+    make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A complete run, a copy of it whose eval.csv lost its last row, and a stopped run: one complete to both."""
+    config = make_config(*STATUS_RUN, "run.total_steps=700", "run.eval_every=200")
+    run(config, tmp_path / "complete")
+    shutil.copytree(tmp_path / "complete", tmp_path / "short")
+    eval_csv = tmp_path / "short" / "eval.csv"
+    eval_csv.write_text("".join(eval_csv.read_text().splitlines(keepends=True)[:-1]))
+    signal_at(monkeypatch, 330)
+    with pytest.raises(RunInterrupted):
+        run(config, tmp_path / "stopped")
+    monkeypatch.undo()
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
-    assert code == 1 and "0 complete, 0 running, 1 stale, 0 failed" in out
-    assert re.search(rf"^stale    {re.escape(str(tmp_path))}  at step 330: no update for 30 min$", out, re.MULTILINE)
+    assert code == 1 and "1 complete, 0 running, 1 stopped, 0 stale, 1 failed, 0 not started" in out
+    short = f"failed   {tmp_path / 'short'}  at step 700: eval.csv ends at step 600, not at run.total_steps=700"
+    assert short in out.splitlines(), out
+    reported = {run.path.name: run.problem for run in find_runs([tmp_path])}
+    assert [name for name, problem in reported.items() if problem is None] == ["complete"]
+    assert reported["short"] == "eval.csv ends at step 600, not at run.total_steps=700"
+
+
+def test_a_run_killed_between_its_final_checkpoint_and_its_summary_is_complete_once_relaunched(
+    make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its summary.json is the last evaluation's (status running, all steps): stale to status, complete to the
+    resume decision; the relaunch that finds nothing to train writes the summary, and status agrees."""
+    config = make_config(*STATUS_RUN, "run.total_steps=700")
+    run(config, tmp_path)
+    finished = json.loads((tmp_path / "summary.json").read_text())
+    (tmp_path / "summary.json").write_text(json.dumps(finished | {"status": "running"}))
+    assert "0 complete, 0 running, 0 stopped, 1 stale" in sweep_cli(capsys, "status", str(tmp_path))[1]
+    assert run(config, tmp_path)["status"] == "complete"
+    assert json.loads((tmp_path / "summary.json").read_text())["status"] == "complete"
+    code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
+    assert code == 0 and "1 complete, 0 running, 0 stopped, 0 stale, 0 failed, 0 not started" in out
 
 
 def test_sweep_help_says_which_subcommands_train(capsys: pytest.CaptureFixture[str]) -> None:
@@ -428,7 +515,9 @@ def test_a_stopped_stacked_job_resumes_with_rerun_and_td3x_resume_like_the_job_u
             run(configs[row], job)
         monkeypatch.undo()
     status = td3x("td3x.sweep", "status", str(stacked_sweep))
-    assert status.returncode == 1 and "0 complete, 4 running" in status.stdout and "1800/3600" in status.stdout
+    assert (
+        status.returncode == 1 and "0 complete, 0 running, 4 stopped" in status.stdout and "1800/3600" in status.stdout
+    )
 
     resumed = td3x("td3x.resume", str(job_dirs(stacked_sweep)["ahe"] / "seed_1"))  # a seed's dir: its process
     assert resumed.returncode == 0, resumed.stderr[-3000:]
@@ -535,20 +624,20 @@ def test_the_rate_a_launch_is_costed_at_is_the_committed_measurement_it_names() 
 
 def test_the_full_seed_study_is_sized_and_costed_and_a_small_sweep_is_not(tmp_path: Path) -> None:
     jobs = list_jobs(["+experiment=seed_study", "env=hopper", "agent=td3_paper", f"hydra.sweep.dir={tmp_path}"])
-    assert launch_cost(jobs, time.time()) == (
+    assert launch_cost(jobs) == (
         "this sweep: 10 jobs, 38 runs, 38,000,000 env steps to train: about 152 core-hours at 69.4 env steps per "
         f"core-second ({MEASURED_ON}); your CPU, env and agent set the real rate; td3x-sweep list shows its jobs"
     )
-    assert launch_cost(list_jobs([*SWEEP[1:], f"hydra.sweep.dir={tmp_path}"]), time.time()) is None
+    assert launch_cost(list_jobs([*SWEEP[1:], f"hydra.sweep.dir={tmp_path}"])) is None
 
 
 def test_a_relaunch_is_costed_by_the_steps_its_runs_have_left(tmp_path: Path) -> None:
     jobs = list_jobs([*STUDY_15K, f"hydra.sweep.dir={tmp_path}"])
-    assert "38 runs, 570,000 env steps to train: about 2 core-hours" in str(launch_cost(jobs, time.time()))
+    assert "38 runs, 570,000 env steps to train: about 2 core-hours" in str(launch_cost(jobs))
     shutil.copytree(STUDY_RUNS, tmp_path, dirs_exist_ok=True)  # the committed study: the same job dirs, complete
-    assert launch_cost(jobs, time.time()) is None
+    assert launch_cost(jobs) is None
     shutil.rmtree(next(tmp_path.rglob("*seed_study=all_vary")))  # one job of 5 runs to train again: 75,000 steps
-    assert launch_cost(jobs, time.time()) is None  # under an hour
+    assert launch_cost(jobs) is None  # under an hour
 
 
 @pytest.mark.slow

@@ -197,7 +197,7 @@ def test_a_view_that_cannot_be_written_is_refused_in_one_line(
 ) -> None:
     run_dir = tmp_path / "runs" / "run"
     segment(run_dir, "offline-run-20261101_130000-only0001")
-    (run_dir / "config.yaml").write_text("seed: 0\n")
+    (run_dir / "config.yaml").write_text("env: {id: Pendulum-v1}\nseed: 0\npaper_row: TD3\n")  # a td3x run's
     (tmp_path / "runs" / "wandb").write_text("a file where the view should be")
     assert exit_code(sweep_main, ["view", "--no-open", str(tmp_path / "runs")]) == 2
     view_dir = tmp_path / "runs" / "wandb"

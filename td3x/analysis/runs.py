@@ -1,18 +1,17 @@
 """Finding and loading run dirs: each is a directory holding td3x's ``config.yaml``, whatever its name.
 
-A run is *complete* when its ``summary.json`` says so and its ``eval.csv`` reaches ``run.total_steps``.
-Every other run carries a ``problem`` (unfinished, failed, files missing or unreadable) and the report lists it
-instead of averaging it.
+A run is *complete* as :mod:`td3x.run_state` defines it (``td3x-sweep status`` counts the same runs): its
+``summary.json`` says so and its ``eval.csv`` reaches ``run.total_steps``. Every other run carries a ``problem``
+(unfinished, failed, files missing or unreadable) and the report lists it instead of averaging it.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,16 +21,13 @@ from td3x.run_dir import (
     EVAL_FILE,
     PROVENANCE_FILE,
     SUMMARY_FILE,
-    WANDB_DIR,
     RunFileError,
     config_int,
     read_json_mapping,
-    read_yaml_mapping,
+    walk_runs,
 )
+from td3x.run_state import incomplete_reason
 
-# these hold config.yaml files that are not a run's own: W&B's run files and Hydra's unresolved copy
-SKIPPED_DIRS = frozenset({WANDB_DIR, ".hydra"})
-RUN_FILES = (EVAL_FILE, SUMMARY_FILE)  # beside a config.yaml that is not a run's, they say a run's was broken
 log = logging.getLogger(__name__)
 
 
@@ -85,17 +81,6 @@ class Run:
         return self.evals[name].to_numpy(dtype=np.float64) if name in self.evals else None
 
 
-def is_run_config(config: Any) -> TypeGuard[dict[str, Any]]:
-    """Whether a parsed config.yaml is a td3x run's (it names an env, a seed and a Table 2 row)."""
-    return (
-        isinstance(config, dict)
-        and isinstance(config.get("env"), dict)
-        and "id" in config["env"]
-        and "seed" in config
-        and "paper_row" in config
-    )
-
-
 def find_runs(paths: Iterable[Path | str]) -> list[Run]:
     """Every run dir at or below ``paths`` (walked recursively), loaded, each once, in path order.
 
@@ -109,13 +94,8 @@ def find_runs(paths: Iterable[Path | str]) -> list[Run]:
     for root in map(Path, paths):
         if not root.exists():
             raise FileNotFoundError(f"no such file or directory: {root}")
-        for dirpath, dirnames, filenames in os.walk(root):
-            config = _read_yaml(Path(dirpath) / CONFIG_FILE, filenames) if CONFIG_FILE in filenames else None
-            if is_run_config(config):
-                found[Path(dirpath).resolve()] = config
-                dirnames.clear()  # a run dir holds no other runs
-            else:
-                dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
+        for run_dir, config in walk_runs(root, log.warning):
+            found[run_dir.resolve()] = config
     return [load_run(shown_path(path), config) for path, config in sorted(found.items())]
 
 
@@ -154,30 +134,8 @@ def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, 
         evals: its eval.csv rows.
         summary: its summary.json (None when missing).
     """
-    total = int(config["run"]["total_steps"])
     last_step = int(evals["step"].iloc[-1]) if len(evals) else None
-    status = None if summary is None else summary.get("status")
-    if status == "failed":
-        return f"failed: {summary.get('failure') if summary else None}"
-    if status != "complete":
-        return f"unfinished (status {status}): evaluated up to step {last_step} of {total}"
-    if last_step != total:
-        return f"eval.csv ends at step {last_step}, not at run.total_steps={total}"
-    return None
-
-
-def _read_yaml(path: Path, filenames: list[str]) -> Any:
-    """A config.yaml's content, or None when it is not readable (not a run dir; a warning names it when run files
-    lie beside it, so that a corrupt run's config is not skipped in silence)."""
-    try:
-        config = read_yaml_mapping(path)
-    except RunFileError as error:
-        if any(name in filenames for name in RUN_FILES):
-            log.warning("%s; the run dir is skipped", error)
-        return None
-    if not is_run_config(config) and any(name in filenames for name in RUN_FILES):
-        log.warning("%s is not a td3x run's config (no env.id, seed or paper_row); the run dir is skipped", path)
-    return config
+    return incomplete_reason(summary, last_step, int(config["run"]["total_steps"]))
 
 
 def _read_evals(path: Path) -> pd.DataFrame:

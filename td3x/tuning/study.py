@@ -5,9 +5,9 @@ Files of a study dir: ``study.journal`` (Optuna's JournalStorage: several proces
 ``study.yaml`` (the settings a relaunch must repeat), ``trial_<n>/`` (an ordinary run dir; ``seed_<k>/`` per seed
 with K > 1), ``fresh_trial_<n>/`` (the chosen config on fresh seeds) and ``summary/``.
 
-Liveness is td3x's own, as JournalStorage has no heartbeat: a RUNNING trial is dead when its run dir's lock (the
-flock :func:`td3x.resume_plan.exclusive` holds while training) can be taken; it is then resumed under its own
-number. New trials are drawn under a study-wide lock, so no process sees a trial before its params are drawn.
+Liveness is td3x's own, as JournalStorage has no heartbeat: a RUNNING trial is dead when no process holds its run
+dir's lock (:mod:`td3x.run_lock`, the lock training holds); it is then resumed under its own number. New trials
+are drawn under a study-wide lock, so no process sees a trial before its params are drawn.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from td3x.config import ConfigError, TrainConfig
 from td3x.overrides import FREE_FORM, compose_checked
-from td3x.resume_plan import ResumeError
 from td3x.run_dir import RunFileError, read_yaml_mapping, seed_range, seed_run_dirs
+from td3x.run_lock import ResumeError, is_locked
 from td3x.trainer import TrainingError
 from td3x.training import run
 from td3x.tuning.scores import METRICS, score_until
@@ -131,20 +131,6 @@ def finishing(study_dir: Path) -> Iterator[bool]:
         os.close(descriptor)
 
 
-def is_training(run_dir: Path) -> bool:
-    """Whether a process holds ``run_dir``'s training lock now."""
-    if not run_dir.is_dir():
-        return False
-    descriptor = os.open(run_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(descriptor)
-    return False
-
-
 @dataclass
 class Claim:
     """A trial this process trains: a new one, or a dead one resumed under its own number."""
@@ -184,7 +170,7 @@ class StudyRunner:
             self.study.tell(frozen.number, state=TrialState.FAIL)
             return None
         run_dir = self.study_dir / frozen.user_attrs[RUN_DIR_ATTR]
-        if is_training(run_dir):
+        if is_locked(run_dir):
             return None
         # Optuna has no public way to reopen a RUNNING trial in another process: Trial(study, id) is its constructor
         trial = optuna.trial.Trial(self.study, frozen._trial_id)
@@ -235,7 +221,7 @@ class StudyRunner:
             log.info("trial %d pruned: %s", number, pruned)
             return
         except ResumeError as error:
-            if is_training(claim.run_dir):  # another process claimed it between our draw and our lock
+            if is_locked(claim.run_dir):  # another process claimed it between our draw and our lock
                 log.info("trial %d: another process trains it", number)
                 return
             self._tell_failed(claim, str(error))
