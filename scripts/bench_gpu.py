@@ -45,7 +45,7 @@ from td3x.precision import problems as precision_problems
 from td3x.provenance import cpu_flags
 from td3x.replay_buffer import Batch
 from td3x.seeding import generators_of
-from td3x.td3 import TD3
+from td3x.td3 import TD3, actor_loss, critic_loss
 
 PRESET = "td3_paper"  # the paper's networks and batch: Table 2's runs
 
@@ -90,8 +90,8 @@ def compile_as_graphs(agent: TD3, compiled: str) -> None:
     """``--compile graphs``: the agent's two losses compiled with CUDA graphs (td3x compiles them in the default
     mode, ``run.compile``); nothing for the other modes."""
     if compiled == "graphs":
-        agent.critic_loss = torch.compile(agent._critic_loss, mode=COMPILE_MODES[compiled])
-        agent.actor_loss = torch.compile(agent._actor_loss, mode=COMPILE_MODES[compiled])
+        agent.critic_loss = torch.compile(critic_loss, mode=COMPILE_MODES[compiled])
+        agent.actor_loss = torch.compile(actor_loss, mode=COMPILE_MODES[compiled])
 
 
 def random_batch(config: TrainConfig, obs_dim: int, action_dim: int, device: torch.device) -> Batch:

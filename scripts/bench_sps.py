@@ -227,7 +227,7 @@ class Clock:
 @contextmanager
 def timed_update_parts(clock: Clock, trainer: Trainer) -> Iterator[None]:
     """Time the parts of td3x's update: the module's own functions for the optimiser steps and the Polyak
-    update (restored on exit), the agent's methods for the rest."""
+    update (restored on exit), the agent's noise draw and its two losses for the rest."""
     agent = trainer.agent
     clock.time_method(agent, "smoothing_noise", "update: smoothing noise ε")
     clock.time_method(agent, "critic_loss", "update: target y, critic forward, loss")

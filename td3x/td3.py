@@ -1,9 +1,11 @@
 """TD3: Twin Delayed Deep Deterministic policy gradient (Fujimoto, van Hoof & Meger, ICML 2018).
 
-``TD3.update`` is one iteration of the paper's Algorithm 1, in its order. Each of the three components
-is a number, not a code path: ``n_critics`` (clipped double Q, 1 = off), ``policy_delay`` (delayed
-policy updates, 1 = off) and ``target_policy_noise`` (target policy smoothing, 0 = off).
-Actions are normalised to [-1, 1]; the env wrapper rescales them to the env's bounds.
+``TD3.update`` is one iteration of the paper's Algorithm 1, in its order, and the file reads in that order: the
+target rules (the smoothed target action ã and its bootstrap value), the TD target y, the two losses (the regions
+``run.compile`` compiles), then the agent. Each of the three components is a number, not a code path:
+``n_critics`` (clipped double Q, 1 = off), ``policy_delay`` (delayed policy updates, 1 = off) and
+``target_policy_noise`` (target policy smoothing, 0 = off). Actions are normalised to [-1, 1]; the env wrapper
+rescales them to the env's bounds.
 """
 
 from __future__ import annotations
@@ -24,6 +26,64 @@ from td3x.normalizer import make_normalizer
 from td3x.precision import loss_autocast
 from td3x.replay_buffer import Batch
 from td3x.seeding import Generators
+
+
+# ---------------------------------------------------------------------- target rules (agent.target_rule)
+# Each returns the bootstrap value of s' (already normalised) given the smoothing noise ε (K, n_actors, N, A):
+# shape (K, 1, N), or (K, n_critics, N) with one row per critic.
+def smooth(action: Tensor, noise: Tensor) -> Tensor:
+    """Target policy smoothing: a + ε, then clipped to the action range (σ̃ = 0: ε = 0, a unchanged)."""
+    return (action + noise).clamp(-1.0, 1.0)
+
+
+def clipped_double_q(agent: TD3, next_obs: Tensor, noise: Tensor) -> Tensor:
+    """TD3, Eq. 10: min_i Q_θ'i(s', ã) with ã = π_φ'(s') + ε (one critic: plain Q_θ'(s', ã))."""
+    next_action = smooth(agent.actor_target(next_obs)[:, 0], noise[:, 0])
+    return agent.critic_target(next_obs, next_action).min(dim=1, keepdim=True).values
+
+
+def double_dqn(agent: TD3, next_obs: Tensor, noise: Tensor) -> Tensor:
+    """DDQN-AC, Eq. 8: Q_θ'(s', π_φ(s') + ε): the *current* actor chooses the target action."""
+    next_action = smooth(agent.actor(next_obs)[:, 0], noise[:, 0])
+    return agent.critic_target(next_obs, next_action).min(dim=1, keepdim=True).values
+
+
+def double_q(agent: TD3, next_obs: Tensor, noise: Tensor) -> Tensor:
+    """DQ-AC, Eq. 9: y_1 = r + γ Q_θ'2(s', π_φ1(s') + ε) and y_2 = r + γ Q_θ'1(s', π_φ2(s') + ε)."""
+    next_actions = smooth(agent.actor(next_obs), noise)  # (K, 2, N, A): each current actor's smoothed action
+    crossed = agent.critic_target(next_obs, next_actions.flip(1))  # row j: Q_θ'j at the *other* actor's action
+    return crossed.flip(1)  # row i: Q_θ'(other i)(s', π_φi(s')), the target of critic i
+
+
+TARGET_RULES = {
+    TargetRule.clipped_double_q: clipped_double_q,
+    TargetRule.ddqn: double_dqn,
+    TargetRule.dq_ac: double_q,
+}
+
+
+@torch.no_grad()
+def td_target(agent: TD3, batch: Batch, noise: Tensor) -> Tensor:
+    """y = r + γ(1 - terminated) · (the target rule's value of s' given the smoothing noise ε): only a true terminal
+    state cuts the bootstrap, never a time-limit truncation. Shape (K, 1, N), or (K, n_critics, N) when each critic
+    has its own. A function of its arguments: it draws nothing."""
+    next_value = agent.target_value(agent, agent.obs_normalizer(batch.next_obs), noise).float()  # y in fp32
+    not_terminal = 1.0 - batch.terminated.unsqueeze(1)
+    return batch.reward.unsqueeze(1) + agent.discount * not_terminal * next_value
+
+
+# ---------------------------------------------------------------------- the two losses (run.compile compiles these)
+def critic_loss(agent: TD3, batch: Batch, obs: Tensor, noise: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Σ_i N⁻¹ Σ (y - Q_θi(s, a))² of each seed (K,), with Q (K, n_critics, N) and y; ``obs`` is ``batch.obs`` as
+    the networks see it (normalised)."""
+    y = td_target(agent, batch, noise)  # y ← r + γ min_i Q_θ'i(s', ã)
+    q = agent.critic(obs, batch.action).float()  # Q_θi(s, a); under bf16 the loss is still reduced in fp32
+    return ((q - y) ** 2).mean(dim=-1).sum(dim=-1), q, y
+
+
+def actor_loss(agent: TD3, obs: Tensor) -> Tensor:
+    """-N⁻¹ Σ Q_θ1(s, π_φ(s)) of each seed (K,); with DQ-AC's two actors, actor i follows critic i."""
+    return -agent.critic(obs, agent.actor(obs), n_members=agent.n_actors).float().mean(dim=-1).sum(dim=-1)
 
 
 class TD3:
@@ -75,11 +135,14 @@ class TD3:
             critic_param_groups(self.critic, config.critic_weight_decay), lr=config.critic_lr, fused=True
         )
         self.actor_params, self.critic_params = list(self.actor.parameters()), list(self.critic.parameters())
-        self.critic_loss = torch.compile(self._critic_loss) if compile else self._critic_loss
-        self.actor_loss = torch.compile(self._actor_loss) if compile else self._actor_loss
+        # run.compile: the two losses, from the target y to the reductions, are the compiled regions; the noise draw,
+        # the optimiser steps and the Polyak updates run eagerly
+        self.critic_loss = torch.compile(critic_loss) if compile else critic_loss
+        self.actor_loss = torch.compile(actor_loss) if compile else actor_loss
         self.loss_precision = loss_autocast(precision, device)  # around each loss, never an optimiser step
         self.num_updates = 0  # critic updates so far; the delay d counts these, never env steps
         self.delay_origin = 0  # d counts the critic updates since this one (moved by restart_delay)
+        self.last_actor_loss: Tensor | None = None  # the last actor step's, detached (for actor_metrics)
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Deterministic actions π_φ1(s) in [-1, 1] (no exploration noise): (K, B, obs_dim) -> (K, B, action_dim),
@@ -102,86 +165,53 @@ class TD3:
         return self.critic(self.obs_normalizer(obs_tensor), action_tensor).cpu().numpy()
 
     def update(self, batch: Batch, record: bool = False) -> dict[str, Tensor]:
-        """One iteration of Algorithm 1 on a sampled mini-batch: a critic step and, every d-th update
+        """One iteration of Algorithm 1 on a sampled mini-batch, in its order: a critic step and, every d-th update
         (d = ``policy_delay``), an actor step and the Polyak updates of the targets.
 
-        With ``record``, returns each seed's metrics as detached (K,) tensors (converted to floats only when
-        the loop logs them), the actor's only on actor steps; otherwise nothing, so that updates between log
-        rows pay for no statistics. Recording draws no random numbers: it changes no result.
+        With ``record``, returns each seed's metrics as detached (K,) tensors (converted to floats only when the
+        loop logs them): this update's critic statistics and the last actor step's (none before the first);
+        otherwise nothing, so that updates between log rows pay for no statistics. Recording draws no random
+        numbers: it changes no result.
         """
-        actor_step = self.updates_until_actor_step() == 0  # delayed: every d-th critic update
-        self.num_updates += 1
-        obs = self.obs_normalizer(batch.obs)
-        metrics = self.critic_step(batch, obs, record)
-        if actor_step:
-            metrics |= self.actor_step(obs, record)
+        self.num_updates += 1  # t: the delay counts critic updates, never env steps
+        obs = self.obs_normalizer(batch.obs)  # s, as the networks see it
+        noise = self.smoothing_noise(batch.action.shape)  # ε ~ clip(N(0, σ̃), -c, c)
+        with self.loss_precision():
+            critic_loss, q, y = self.critic_loss(self, batch, obs, noise)  # y and Σ_i N⁻¹ Σ (y - Q_θi(s, a))²
+        optimizer_step(self.critic_optimizer, critic_loss.sum(), self.critic_params)  # θ_i ← argmin_θi
+        if self.is_actor_step():  # if t mod d then
+            with self.loss_precision():
+                actor_loss = self.actor_loss(self, obs)  # -N⁻¹ Σ Q_θ1(s, π_φ(s))
+            optimizer_step(self.actor_optimizer, actor_loss.sum(), self.actor_params)  # φ along ∇_φ J(φ)
+            self.last_actor_loss = actor_loss.detach()
             polyak_update(self.critic, self.critic_target, self.tau)  # θ'_i ← τθ_i + (1 - τ)θ'_i
             polyak_update(self.actor, self.actor_target, self.tau)  # φ' ← τφ + (1 - τ)φ'
-        return metrics
-
-    def critic_step(self, batch: Batch, obs: Tensor, record: bool = False) -> dict[str, Tensor]:
-        """One Adam step of the critics on Σ_i N⁻¹ Σ (y - Q_θi(s, a))², y by the target rule with a fresh draw of
-        the smoothing noise ε; ``obs`` is ``batch.obs`` as the networks see it (normalised). Metrics with ``record``."""
-        noise = self.smoothing_noise(batch.action.shape)
-        with self.loss_precision():
-            critic_loss, q, target = self.critic_loss(batch, obs, noise)
-        optimizer_step(self.critic_optimizer, critic_loss.sum(), self.critic_params)
         if not record:
             return {}
         return {
             "critic_loss": critic_loss.detach(),
-            "target_mean": target.flatten(1).mean(1),
+            "target_mean": y.flatten(1).mean(1),
             "critic_grad_norm": grad_norm(self.critic_params),
             **q_statistics(q.detach()),
+            **self.actor_metrics(),
         }
 
-    def actor_step(self, obs: Tensor, record: bool = False) -> dict[str, Tensor]:
-        """One Adam step of the actor on -N⁻¹ Σ Q_θ1(s, π_φ(s)) (the deterministic policy gradient ascends Q_θ1);
-        the targets stay (``update`` moves them next). ``obs`` as in :meth:`critic_step`. Metrics with ``record``."""
-        with self.loss_precision():
-            actor_loss = self.actor_loss(obs)
-        optimizer_step(self.actor_optimizer, actor_loss.sum(), self.actor_params)
-        if not record:
-            return {}
-        return {"actor_loss": actor_loss.detach(), "actor_grad_norm": grad_norm(self.actor_params)}
-
-    def updates_until_actor_step(self) -> int:
-        """How many critic-only updates come before the next actor step: 0 when the next update is one."""
-        return (self.delay_origin - self.num_updates - 1) % self.policy_delay
-
-    def last_actor_step(self, updates: int) -> int | None:
-        """Which of the next ``updates`` updates (0 = the next) is the last actor step among them; None when
-        none is. (A restart of the delay in between would move it: ask after :meth:`restart_delay`.)"""
-        first = self.updates_until_actor_step()
-        if first >= updates:
-            return None
-        return first + (updates - 1 - first) // self.policy_delay * self.policy_delay
+    def is_actor_step(self) -> bool:
+        """Whether update t = ``num_updates`` (the one under way, else the last one made) steps the actor:
+        t - t₀ ≡ 0 (mod d), t₀ the delay's origin (0 unless :meth:`restart_delay` moved it)."""
+        return (self.num_updates - self.delay_origin) % self.policy_delay == 0
 
     def restart_delay(self) -> None:
         """Restart the delay's count: the next critic update is number 0 and also updates the actor (the 2018
         code's ``it % policy_freq == 0``, ``it`` counted from 0 in every ``train`` call)."""
         self.delay_origin = self.num_updates + 1
 
-    def _critic_loss(self, batch: Batch, obs: Tensor, noise: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Σ_i N⁻¹ Σ (y - Q_θi(s, a))² of each seed (K,), with Q (K, n_critics, N) and y."""
-        target = self.td_target(batch, noise)  # y
-        q = self.critic(obs, batch.action).float()  # Q_θi(s, a); under bf16 the loss is still reduced in fp32
-        return ((q - target) ** 2).mean(dim=-1).sum(dim=-1), q, target
-
-    def _actor_loss(self, obs: Tensor) -> Tensor:
-        """-N⁻¹ Σ Q_θ1(s, π_φ(s)) of each seed (K,); with DQ-AC's two actors, actor i follows critic i."""
-        return -self.critic(obs, self.actor(obs), n_members=self.n_actors).float().mean(dim=-1).sum(dim=-1)
-
-    @torch.no_grad()
-    def td_target(self, batch: Batch, noise: Tensor | None = None) -> Tensor:
-        """y = r + γ(1 - terminated) · (the target rule's value of s'): only a true terminal state cuts the
-        bootstrap, never a time-limit truncation. Shape (K, 1, N), or (K, n_critics, N) when each critic
-        has its own. ``noise`` is the smoothing noise ε (drawn here when not given)."""
-        if noise is None:
-            noise = self.smoothing_noise(batch.action.shape)
-        next_value = self.target_value(self, self.obs_normalizer(batch.next_obs), noise).float()  # y in fp32
-        not_terminal = 1.0 - batch.terminated.unsqueeze(1)
-        return batch.reward.unsqueeze(1) + self.discount * not_terminal * next_value
+    def actor_metrics(self) -> dict[str, Tensor]:
+        """The last actor step's loss and gradient norm, each seed's (K,); none before the first since the agent was
+        made or loaded. The actor's gradients stay until its next step, so the norm is taken only when asked for."""
+        if self.last_actor_loss is None:
+            return {}
+        return {"actor_loss": self.last_actor_loss, "actor_grad_norm": grad_norm(self.actor_params)}
 
     def smoothing_noise(self, action_shape: torch.Size) -> Tensor:
         """ε ~ clip(N(0, σ̃), -c, c) per seed, actor, sample and action dim: (K, n_actors, N, A), seed k's
@@ -203,6 +233,7 @@ class TD3:
             getattr(self, name).load_state_dict(state[name])
         self.num_updates = int(state["num_updates"])
         self.delay_origin = int(state.get("delay_origin", 0))  # checkpoints before it never restarted the delay
+        self.last_actor_loss = None  # no actor step since
 
 
 def select_seed(state: Any, seed_index: int) -> Any:
@@ -226,40 +257,6 @@ STATE_PARTS = (
     "critic_optimizer",
     "obs_normalizer",
 )
-
-
-# ---------------------------------------------------------------------- target rules (agent.target_rule)
-# Each returns the bootstrap value of s' (already normalised) given the smoothing noise ε (K, n_actors, N, A):
-# shape (K, 1, N), or (K, n_critics, N) with one row per critic.
-def smooth(action: Tensor, noise: Tensor) -> Tensor:
-    """Target policy smoothing: a + ε, then clipped to the action range (σ̃ = 0: ε = 0, a unchanged)."""
-    return (action + noise).clamp(-1.0, 1.0)
-
-
-def clipped_double_q(agent: TD3, next_obs: Tensor, noise: Tensor) -> Tensor:
-    """TD3, Eq. 10: min_i Q_θ'i(s', ã) with ã = π_φ'(s') + ε (one critic: plain Q_θ'(s', ã))."""
-    next_action = smooth(agent.actor_target(next_obs)[:, 0], noise[:, 0])
-    return agent.critic_target(next_obs, next_action).min(dim=1, keepdim=True).values
-
-
-def double_dqn(agent: TD3, next_obs: Tensor, noise: Tensor) -> Tensor:
-    """DDQN-AC, Eq. 8: Q_θ'(s', π_φ(s') + ε): the *current* actor chooses the target action."""
-    next_action = smooth(agent.actor(next_obs)[:, 0], noise[:, 0])
-    return agent.critic_target(next_obs, next_action).min(dim=1, keepdim=True).values
-
-
-def double_q(agent: TD3, next_obs: Tensor, noise: Tensor) -> Tensor:
-    """DQ-AC, Eq. 9: y_1 = r + γ Q_θ'2(s', π_φ1(s') + ε) and y_2 = r + γ Q_θ'1(s', π_φ2(s') + ε)."""
-    next_actions = smooth(agent.actor(next_obs), noise)  # (K, 2, N, A): each current actor's smoothed action
-    crossed = agent.critic_target(next_obs, next_actions.flip(1))  # row j: Q_θ'j at the *other* actor's action
-    return crossed.flip(1)  # row i: Q_θ'(other i)(s', π_φi(s')), the target of critic i
-
-
-TARGET_RULES = {
-    TargetRule.clipped_double_q: clipped_double_q,
-    TargetRule.ddqn: double_dqn,
-    TargetRule.dq_ac: double_q,
-}
 
 
 def critic_param_groups(critic: CriticEnsemble, weight_decay: float) -> list[dict[str, Any]]:

@@ -137,9 +137,9 @@ class Trainer:
 
     def _run_pending_updates(self, episode_over: bool) -> None:
         """``per_step``: right after each env step. ``episode_end`` (one seed only): the episode's updates at
-        its end. Each such burst restarts the delay's count with ``agent.delay_per_burst``. Only the updates whose
-        metrics reach a log row compute statistics: the last before the row and the last actor step before it,
-        which the agent names (``episode_end``: each burst's, as any burst may be the last before a row)."""
+        its end. Each such burst restarts the delay's count with ``agent.delay_per_burst``. Only the last update
+        before a log row computes statistics (``episode_end``: each burst's last, as any burst may be the last
+        before a row); they come with the agent's last actor step's."""
         run = self.config.run
         batched = self.config.agent.update_schedule is UpdateSchedule.episode_end
         if self.pending_updates == 0 or (batched and not episode_over and self.step < run.total_steps):
@@ -147,13 +147,13 @@ class Trainer:
         with self.clock.timed("update"):
             if self.config.agent.delay_per_burst:
                 self.agent.restart_delay()
-            # the updates from this burst's first to the last before the next log row (per_step: as many each step)
-            horizon = self.pending_updates * (1 if batched else 1 + -self.step % run.log_every)
-            recorded = {horizon - 1, self.agent.last_actor_step(horizon)}
+            recorded = self.pending_updates - 1 if batched or self.step % run.log_every == 0 else None
             for i in range(self.pending_updates):
-                metrics = self.agent.update(self.buffer.sample(self.config.agent.batch_size), record=i in recorded)
-                self.last_update.update({name: value.tolist() for name, value in metrics.items()})
+                metrics = self.agent.update(self.buffer.sample(self.config.agent.batch_size), record=i == recorded)
             self.pending_updates = 0
+        if metrics:  # in the agent's order; a checkpoint's actor metrics stay until the agent's next actor step
+            recent = {name: value.tolist() for name, value in metrics.items()}
+            self.last_update = recent | {name: value for name, value in self.last_update.items() if name not in recent}
 
     def _log_evaluate_checkpoint(self) -> None:
         run = self.config.run
@@ -283,7 +283,9 @@ class Trainer:
             "config": to_container(self.config if process else seeds[0].config),
         }
         if process:
-            parts |= {"global_rng": global_rng_state(), "last_update": dict(self.last_update)}
+            # with the agent's last actor step, which the next log row shows unless another comes before it
+            actor_metrics = {name: value.tolist() for name, value in self.agent.actor_metrics().items()}
+            parts |= {"global_rng": global_rng_state(), "last_update": self.last_update | actor_metrics}
             parts["phase_time"] = dict(self.clock.phase_time)
         return parts
 

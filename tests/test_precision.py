@@ -19,7 +19,7 @@ from td3x.overrides import override_problems
 from td3x.precision import problems
 from td3x.resume_plan import config_hash
 from td3x.seeding import generators_of
-from td3x.td3 import TD3
+from td3x.td3 import TD3, actor_loss, critic_loss
 
 CPU = torch.device("cpu")
 MakeConfig = Callable[..., TrainConfig]
@@ -73,10 +73,10 @@ def test_bf16_losses_multiply_in_bf16_and_reduce_in_fp32() -> None:
     noise = torch.zeros(1, 1, 32, 2)
     with bf16.loss_precision():
         assert bf16.actor.layers[0](obs).dtype == torch.bfloat16  # the products run in bf16
-        loss, q, target = bf16.critic_loss(batch, obs, noise)
-        actor_loss = bf16.actor_loss(obs)
-    assert loss.dtype == q.dtype == target.dtype == actor_loss.dtype == torch.float32
-    _, fp32_q, fp32_target = fp32.critic_loss(batch, obs, noise)
+        loss, q, target = critic_loss(bf16, batch, obs, noise)
+        actor = actor_loss(bf16, obs)
+    assert loss.dtype == q.dtype == target.dtype == actor.dtype == torch.float32
+    _, fp32_q, fp32_target = critic_loss(fp32, batch, obs, noise)
     # the same initial weights: bf16's 8-bit mantissa moves Q by about 2^-8 of its size, not more
     assert not torch.equal(q, fp32_q)
     torch.testing.assert_close(q, fp32_q, rtol=0.05, atol=0.02)

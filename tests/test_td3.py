@@ -1,5 +1,5 @@
 """TD3.update as the paper's Algorithm 1: a critic step on every update and, every d-th (d = policy_delay), an
-actor step and the Polyak updates of the targets; which updates are actor steps, as the agent tells the loop.
+actor step and the Polyak updates of the targets; which updates are actor steps, and the metrics the loop records.
 And the math checked by hand on tiny networks with set outputs (helpers: helpers/agents.py): the targets of each rule
 (paper Eq. 8-10), target policy smoothing (Appendix D), the K-seed stacking, the optimisers and acting."""
 
@@ -18,7 +18,7 @@ from td3x.config import AgentConfig, NoiseUnits, TargetRule, TrainConfig
 from td3x.envs import EnvSpec, env_spec, make_env
 from td3x.replay_buffer import Batch
 from td3x.seeding import generators_of
-from td3x.td3 import TD3, polyak_update, smooth
+from td3x.td3 import TD3, actor_loss, critic_loss, optimizer_step, polyak_update, smooth, td_target
 
 MakeConfig = Callable[..., TrainConfig]
 CPU = torch.device("cpu")
@@ -46,43 +46,32 @@ def equal_lists(first: list[torch.Tensor], second: list[torch.Tensor]) -> bool:
     return all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
 
 
-def actor_steps(agent: TD3, updates: int) -> list[bool]:
-    """Run ``updates`` updates; which of them were actor steps (the actor's metrics come with those only)."""
-    return ["actor_loss" in agent.update(make_batch(), record=True) for _ in range(updates)]
+def actor_steps(agent: TD3, updates: int, make: Callable[[], Batch] = make_batch) -> list[bool]:
+    """Run ``updates`` updates; which of them were actor steps (moved the actor)."""
+    moved = []
+    for _ in range(updates):
+        before = snapshot(agent.actor)
+        agent.update(make())
+        moved.append(changed(before, agent.actor))
+    return moved
 
 
-# ---------------------------------------------------------------------- the two steps
-def test_the_critic_step_moves_the_critics_only() -> None:
-    agent = make_agent()
-    batch = make_batch()
-    before = snapshots(agent)
-    assert agent.critic_step(batch, agent.obs_normalizer(batch.obs)) == {}  # no statistics unless asked for
-    assert changed_modules(before, agent) == {"critic"}
-    assert agent.num_updates == 0  # the update counts, not its steps
-    metrics = agent.critic_step(batch, agent.obs_normalizer(batch.obs), record=True)
-    assert list(metrics) == ["critic_loss", "target_mean", "critic_grad_norm", "q1_mean", "q2_mean", "q1_q2_abs_diff"]
-    assert all(value.shape == (1,) for value in metrics.values())
+def target_without_noise(agent: TD3, batch: Batch) -> torch.Tensor:
+    """y with ε = 0 (the same y as any ε where σ̃ = 0 or the target critics are constant)."""
+    return td_target(agent, batch, torch.zeros(batch.action.shape[0], agent.n_actors, *batch.action.shape[1:]))
 
 
-def test_the_actor_step_moves_the_actor_only_and_not_the_targets() -> None:
-    agent = make_agent(seeds=2)
-    obs = agent.obs_normalizer(make_batch(seeds=2).obs)
-    before = snapshots(agent)
-    assert agent.actor_step(obs) == {}
-    assert changed_modules(before, agent) == {"actor"}
-    metrics = agent.actor_step(obs, record=True)
-    assert list(metrics) == ["actor_loss", "actor_grad_norm"]
-    assert all(value.shape == (2,) for value in metrics.values())  # one value per seed
-
-
+# ---------------------------------------------------------------------- the update's order
 def test_an_update_is_the_critic_step_then_the_actor_step_then_polyak() -> None:
-    """Algorithm 1 by hand, bit for bit: the same three operations in this order give the same weights."""
+    """Algorithm 1 by hand, bit for bit: ε, the critic step, the actor step, the two Polyak updates in this order
+    give the same weights."""
     whole, by_hand = make_agent(policy_delay=1, tau=0.1), make_agent(policy_delay=1, tau=0.1)
     batch = make_batch()
     whole.update(batch)
     obs = by_hand.obs_normalizer(batch.obs)
-    by_hand.critic_step(batch, obs)
-    by_hand.actor_step(obs)
+    loss, _, _ = critic_loss(by_hand, batch, obs, by_hand.smoothing_noise(batch.action.shape))
+    optimizer_step(by_hand.critic_optimizer, loss.sum(), by_hand.critic_params)
+    optimizer_step(by_hand.actor_optimizer, actor_loss(by_hand, obs).sum(), by_hand.actor_params)
     polyak_update(by_hand.critic, by_hand.critic_target, 0.1)
     polyak_update(by_hand.actor, by_hand.actor_target, 0.1)
     for name in MODULES:
@@ -106,10 +95,40 @@ def test_recording_changes_nothing_learned_and_draws_no_random_numbers() -> None
 
 
 def test_the_metrics_of_a_recorded_update_name_their_steps() -> None:
-    agent = make_agent(policy_delay=2)
-    critic_only = agent.update(make_batch(), record=True)  # update 1 of d = 2
-    with_actor = agent.update(make_batch(), record=True)  # update 2: the actor's step too
-    assert list(with_actor) == [*critic_only, "actor_loss", "actor_grad_norm"]
+    agent = make_agent(seeds=2, policy_delay=2)
+    assert agent.update(make_batch(seeds=2)) == {}  # no statistics unless asked for
+    with_actor = agent.update(make_batch(seeds=2), record=True)  # update 2 of d = 2: an actor step
+    assert list(with_actor) == [
+        "critic_loss",
+        "target_mean",
+        "critic_grad_norm",
+        "q1_mean",
+        "q2_mean",
+        "q1_q2_abs_diff",
+        "actor_loss",
+        "actor_grad_norm",
+    ]
+    assert all(value.shape == (2,) for value in with_actor.values())  # one value per seed
+    first = make_agent(policy_delay=2).update(make_batch(), record=True)  # update 1: no actor step yet
+    assert list(first) == list(with_actor)[:-2]
+
+
+@pytest.mark.parametrize("delay", [2, 3])
+def test_a_recorded_update_reports_the_last_actor_steps_metrics(delay: int) -> None:
+    """Between actor steps, the actor's loss and gradient norm are those of the last one, from every point of the
+    count, restarted or not (the loop records one update per log row)."""
+    agent = make_agent(policy_delay=delay)
+    last: dict[str, float] = {}
+    for restart in (False, False, True, False, True, True, False):
+        if restart:
+            agent.restart_delay()
+        before = snapshot(agent.actor)
+        metrics = agent.update(make_batch(), record=True)
+        if changed(before, agent.actor):  # an actor step: its gradients, by hand
+            gradients = torch.cat([p.grad.flatten() for p in agent.actor.parameters() if p.grad is not None])
+            last = {"actor_loss": metrics["actor_loss"].item(), "actor_grad_norm": gradients.norm().item()}
+        assert {name: metrics[name].item() for name in last} == pytest.approx(last)
+        assert ("actor_loss" in metrics) == bool(last)
 
 
 # ---------------------------------------------------------------------- which updates are actor steps
@@ -128,17 +147,8 @@ def test_the_actor_and_the_targets_move_on_every_d_th_update_only(delay: int, ex
         metrics = agent.update(make_batch(), record=True)
         moved = {"critic", "actor", "actor_target", "critic_target"} if actor_step else {"critic"}
         assert changed_modules(before, agent) == moved  # the targets move by Polyak, on actor steps only
-        assert ("actor_loss" in metrics) == actor_step
-
-
-@pytest.mark.parametrize(("delay", "expected"), [(1, [0, 0, 0, 0]), (2, [1, 0, 1, 0]), (3, [2, 1, 0, 2])])
-def test_updates_until_actor_step_counts_down_to_each_actor_step(delay: int, expected: list[int]) -> None:
-    agent = make_agent(policy_delay=delay)
-    seen = []
-    for _ in expected:
-        seen.append(agent.updates_until_actor_step())
-        agent.update(make_batch())
-    assert seen == expected
+        assert agent.is_actor_step() == actor_step  # of the update just made
+        assert ("actor_loss" in metrics) == (True in expected[: agent.num_updates])  # the last actor step's
 
 
 def test_restart_delay_makes_the_next_update_an_actor_update_then_every_d_th() -> None:
@@ -146,38 +156,9 @@ def test_restart_delay_makes_the_next_update_an_actor_update_then_every_d_th() -
     agent = make_agent(policy_delay=3)
     assert actor_steps(agent, 1) == [False]  # update 1 of d = 3
     agent.restart_delay()
-    assert agent.updates_until_actor_step() == 0
     assert actor_steps(agent, 4) == [True, False, False, True]
     agent.restart_delay()  # in the middle of the count
     assert actor_steps(agent, 4) == [True, False, False, True]
-
-
-def test_last_actor_step_by_hand() -> None:
-    """The loop records the last update before a log row and the last actor step among them: this one."""
-    agent = make_agent(policy_delay=3)  # actor steps are updates 3, 6, 9...: indices 2, 5, 8 from now
-    assert [agent.last_actor_step(n) for n in (1, 2, 3, 5, 6, 7, 9)] == [None, None, 2, 2, 5, 5, 8]
-    agent.update(make_batch())
-    assert [agent.last_actor_step(n) for n in (1, 2, 4, 5)] == [None, 1, 1, 4]
-    agent.restart_delay()  # the next update is an actor step
-    assert [agent.last_actor_step(n) for n in (1, 3, 4, 7)] == [0, 0, 3, 6]
-    assert [make_agent(policy_delay=1).last_actor_step(n) for n in (1, 2, 5)] == [0, 1, 4]
-    assert make_agent().last_actor_step(0) is None
-
-
-@pytest.mark.parametrize("delay", [1, 2, 3])
-def test_last_actor_step_names_the_update_that_steps_the_actor_last(delay: int) -> None:
-    """What the agent announces is what its updates then do, from every point of the count, restarted or not."""
-    agent = make_agent(policy_delay=delay)
-    for restart in (False, False, True, False, True, True):
-        if restart:
-            agent.restart_delay()
-        probe = make_agent(policy_delay=delay)
-        probe.load_state_dict(copy.deepcopy(agent.state_dict()))  # the same count and origin
-        steps = actor_steps(probe, 7)
-        for n in range(1, 8):
-            assert agent.last_actor_step(n) == max((i for i, step in enumerate(steps[:n]) if step), default=None)
-        assert agent.updates_until_actor_step() == steps.index(True)
-        agent.update(make_batch())
 
 
 def test_a_loaded_agent_continues_exactly_with_its_update_count_and_delay_origin() -> None:
@@ -191,10 +172,8 @@ def test_a_loaded_agent_continues_exactly_with_its_update_count_and_delay_origin
     loaded = make_agent(policy_delay=2, target_policy_noise=0.0)
     loaded.load_state_dict(copy.deepcopy(original.state_dict()))  # as a checkpoint file: Adam's moments not shared
     assert (loaded.num_updates, loaded.delay_origin) == (3, 3)
-    assert loaded.updates_until_actor_step() == original.updates_until_actor_step() == 1
-    for _ in range(3):
-        steps = [("actor_loss" in agent.update(batch, record=True)) for agent in (original, loaded)]
-        assert steps[0] == steps[1]
+    assert loaded.actor_metrics() == {}  # no actor step since it was loaded
+    assert actor_steps(original, 3) == actor_steps(loaded, 3) == [False, True, False]  # t - t₀ = 1, 2, 3
     assert equal_lists(parameters_of_seed(original, 0), parameters_of_seed(loaded, 0))
     older = {key: value for key, value in original.state_dict().items() if key != "delay_origin"}
     loaded.load_state_dict(older)  # a checkpoint written before the origin existed never restarted the delay
@@ -294,7 +273,7 @@ def test_actor_follows_q1_only() -> None:
 def test_target_takes_min_of_twin_target_critics() -> None:
     agent = make_agent(discount=0.5, n_critics=2)
     set_constant_output(agent.critic_target, [3.0, 5.0])
-    y = agent.td_target(make_batch(reward=1.0))
+    y = target_without_noise(agent, make_batch(reward=1.0))
     assert y.shape == (1, 1, 4)  # one target for both critics
     assert torch.allclose(y, torch.full_like(y, 2.5))  # 1 + 0.5 * min(3, 5)
 
@@ -309,20 +288,32 @@ def test_target_bootstraps_from_the_target_actor_not_the_current_one() -> None:
     with_target = agent.critic_target(batch.next_obs, target_action).min(dim=1, keepdim=True).values
     with_current = agent.critic_target(batch.next_obs, current_action).min(dim=1, keepdim=True).values
     assert not torch.allclose(with_target, with_current, atol=1e-3)
-    assert torch.allclose(agent.td_target(batch), 1.0 + 0.5 * with_target)
+    assert torch.allclose(target_without_noise(agent, batch), 1.0 + 0.5 * with_target)
+
+
+def test_target_smooths_the_target_action_with_the_given_noise() -> None:
+    """y = r + γ min_i Q_θ'i(s', clip(π_φ'(s') + ε, -1, 1)) for the ε passed in: with Q_θ'i(s', a) = (a_0 + 2) +
+    (a_1 + 2) and π_φ'(s') = 0, ε = (0.3, -0.2) gives 1 + 0.5 · 4.1 and ε = (0.3, 1.5) is clipped to (0.3, 1)."""
+    agent = make_agent(discount=0.5)
+    set_linear_critic(agent.critic_target, (1.0, 1.0))
+    set_actor_output(agent.actor_target, 0.0)  # tanh(0) = 0
+    batch = make_batch(reward=1.0)
+    for epsilon, expected in (((0.3, -0.2), 1.0 + 0.5 * 4.1), ((0.3, 1.5), 1.0 + 0.5 * 5.3)):
+        noise = torch.tensor(epsilon).expand(1, 1, 4, 2)
+        assert torch.allclose(td_target(agent, batch, noise), torch.full((1, 1, 4), expected))
 
 
 def test_single_critic_target_has_no_min() -> None:
     agent = make_agent(discount=0.5, n_critics=1)
     set_constant_output(agent.critic_target, [5.0])
-    y = agent.td_target(make_batch(reward=1.0))
+    y = target_without_noise(agent, make_batch(reward=1.0))
     assert torch.allclose(y, torch.full_like(y, 3.5))  # 1 + 0.5 * 5
 
 
 def test_terminated_cuts_the_bootstrap() -> None:
     agent = make_agent(discount=0.5)
     set_constant_output(agent.critic_target, [3.0, 5.0])
-    y = agent.td_target(make_batch(reward=1.0, terminated=1.0))
+    y = target_without_noise(agent, make_batch(reward=1.0, terminated=1.0))
     assert torch.allclose(y, torch.ones_like(y))
 
 
@@ -462,7 +453,7 @@ def test_ddqn_target_uses_the_current_actor() -> None:
     batch = make_batch()
     current = agent.critic_target(batch.next_obs, agent.actor(batch.next_obs)[:, 0])
     stale = agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs)[:, 0])
-    assert torch.allclose(agent.td_target(batch), 1.0 + 0.5 * current)
+    assert torch.allclose(target_without_noise(agent, batch), 1.0 + 0.5 * current)
     assert not torch.allclose(current, stale)
 
 
@@ -470,7 +461,7 @@ def test_dq_ac_each_critic_bootstraps_from_the_other() -> None:
     """DQ-AC (Eq. 9): y_1 = r + γ Q_θ'2(s', π_φ1(s')), y_2 = r + γ Q_θ'1(s', π_φ2(s'))."""
     agent = make_agent(target_rule=TargetRule.dq_ac, n_critics=2, discount=0.5)
     set_constant_output(agent.critic_target, [3.0, 5.0])
-    y = agent.td_target(make_batch(reward=1.0))[0]
+    y = target_without_noise(agent, make_batch(reward=1.0))[0]
     assert y.shape == (2, 4)
     assert torch.allclose(y[0], torch.full((4,), 3.5)) and torch.allclose(y[1], torch.full((4,), 2.5))
 
@@ -482,7 +473,7 @@ def test_dq_ac_each_critic_bootstraps_from_the_other() -> None:
         agent.critic_target(batch.next_obs, actions[None, 0])[0],
         agent.critic_target(batch.next_obs, actions[None, 1])[0],
     )
-    y = agent.td_target(batch)[0]
+    y = target_without_noise(agent, batch)[0]
     assert torch.allclose(y[0], 1.0 + 0.5 * q_at_first[1]) and torch.allclose(y[1], 1.0 + 0.5 * q_at_second[0])
 
 
@@ -598,7 +589,7 @@ def actor_updates(agent: TD3, bursts: list[int], restart: bool) -> list[bool]:
     for length in bursts:
         if restart:
             agent.restart_delay()
-        updated += ["actor_loss" in agent.update(batch(), record=True) for _ in range(length)]
+        updated += actor_steps(agent, length, batch)
     return updated
 
 

@@ -358,3 +358,25 @@ def test_2018_schedule_resumes_mid_episode_exactly(make_config: MakeConfig, tmp_
         assert torch.equal(weights, resumed.agent.actor.state_dict()[name])
     for trainer in (straight, resumed):
         trainer.close("complete")
+
+
+def test_a_checkpoint_between_log_rows_keeps_the_last_actor_steps_metrics(
+    make_config: MakeConfig, tmp_path: Path
+) -> None:
+    """Update n runs at env step 101 + n (update_start = 101); d = 2: update 148 at step 249 steps the actor, update
+    149 at step 250, a log row, does not. A run stopped at step 249 and resumed shows at 250 the straight run's row:
+    update 149's critic metrics and update 148's actor metrics, in the same order."""
+    config = make_config(*TINY, "run.total_steps=1000", "env.random_steps=101", "run.log_every=250")
+    straight = Trainer(config, tmp_path / "straight")
+    straight.obs = np.stack([seed.reset(first=True) for seed in straight.seeds])
+    steps(straight, 249)
+    assert straight.last_update == {}  # no log row since the updates began
+    parts = copy.deepcopy(straight.checkpoint_parts(straight.seeds, keep_buffer=True))
+    resumed = Trainer(config, tmp_path / "resumed")
+    resumed.restore(parts)
+    assert steps(resumed, 1) == steps(straight, 1) == [149]
+    assert not resumed.agent.is_actor_step() and resumed.agent.actor_metrics() == {}
+    assert {"critic_loss", "actor_loss", "actor_grad_norm"} <= set(straight.last_update)
+    assert list(resumed.last_update.items()) == list(straight.last_update.items())
+    for trainer in (straight, resumed):
+        trainer.close("complete")
