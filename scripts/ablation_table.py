@@ -5,7 +5,7 @@ python scripts/ablation_table.py outputs/table2 --out report/
 
 import sys
 
-from td3x.analysis.cli import main
+from td3x.commands.report import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -21,7 +21,7 @@ the device: the learning phase's env steps per second, all seeds counted (the en
 
 Each measurement prints as it ends and the table is rewritten to ``--out`` after each, so a run stopped early keeps
 what it measured. ``--device cpu`` runs the same on the CPU (small sizes in the tests). bf16 runs here wherever
-asked, to be measured; ``td3x-train`` refuses it where the hardware has no bf16 units (td3x.precision), and the
+asked, to be measured; ``td3x-train`` refuses it where the hardware has no bf16 units (td3x.algo.precision), and the
 table marks such rows ``emulated``.
 """
 
@@ -39,13 +39,15 @@ from pathlib import Path
 import torch
 from bench_sps import WARMUP, loop_steps, start_trainer, td3x_config  # scripts/, beside this file
 
-from td3x.config import Precision, TrainConfig, register_configs
-from td3x.envs import env_spec, make_env
-from td3x.precision import problems as precision_problems
-from td3x.provenance import cpu_flags
-from td3x.replay_buffer import Batch
-from td3x.seeding import generators_of
-from td3x.td3 import TD3, actor_loss, critic_loss
+from td3x.algo.envs import env_spec, make_env
+from td3x.algo.precision import problems as precision_problems
+from td3x.algo.replay_buffer import Batch
+from td3x.algo.seeding import generators_of
+from td3x.algo.td3 import TD3, actor_loss, critic_loss
+from td3x.config.enums import Precision
+from td3x.config.hydra import register_configs
+from td3x.config.schema import TrainConfig
+from td3x.host.provenance import cpu_flags
 
 PRESET = "td3_paper"  # the paper's networks and batch: Table 2's runs
 

@@ -20,8 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from td3x.provenance import cpu_flags, cpu_model
-from td3x.run_dir import EVAL_FILE, SUMMARY_FILE, is_timing_column
+from td3x.host.provenance import cpu_flags, cpu_model
+from td3x.rundir.layout import EVAL_FILE, SUMMARY_FILE, is_timing_column
 
 MODES = ("native", "portable")
 

@@ -37,11 +37,13 @@ import numpy as np
 import torch
 from hydra import compose, initialize_config_dir
 
-import td3x.td3
-from td3x.config import CONF_DIR, Precision, TrainConfig, register_configs, to_typed
-from td3x.precision import problems as precision_problems
-from td3x.provenance import cpu_flags
-from td3x.trainer import Trainer
+import td3x.algo.td3
+from td3x.algo.precision import problems as precision_problems
+from td3x.config.enums import Precision
+from td3x.config.hydra import CONF_DIR, register_configs, to_typed
+from td3x.config.schema import TrainConfig
+from td3x.host.provenance import cpu_flags
+from td3x.training.loop import Trainer
 
 WARMUP = 1000  # the paper's random steps on Hopper, per seed
 
@@ -174,7 +176,7 @@ def ratio_text(ratios: list[float]) -> str:
 
 
 def precision_label(precision: str) -> str:
-    """``bf16 (emulated)`` where td3x-train would refuse bf16 on this CPU (td3x.precision)."""
+    """``bf16 (emulated)`` where td3x-train would refuse bf16 on this CPU (td3x.algo.precision)."""
     refused = precision_problems(Precision(precision), torch.device("cpu"), cpu_flags())
     return f"{precision} (emulated)" if refused else precision
 
@@ -237,14 +239,14 @@ def timed_update_parts(clock: Clock, trainer: Trainer) -> Iterator[None]:
         network = "critic" if optimizer is agent.critic_optimizer else "actor"
         return f"update: {network} backward + Adam"
 
-    originals = {name: getattr(td3x.td3, name) for name in ("optimizer_step", "polyak_update")}
-    td3x.td3.optimizer_step = clock.wrap(originals["optimizer_step"], step_part)  # type: ignore[assignment]
-    td3x.td3.polyak_update = clock.wrap(originals["polyak_update"], "update: Polyak")  # type: ignore[assignment]
+    originals = {name: getattr(td3x.algo.td3, name) for name in ("optimizer_step", "polyak_update")}
+    td3x.algo.td3.optimizer_step = clock.wrap(originals["optimizer_step"], step_part)  # type: ignore[assignment]
+    td3x.algo.td3.polyak_update = clock.wrap(originals["polyak_update"], "update: Polyak")  # type: ignore[assignment]
     try:
         yield
     finally:
         for name, function in originals.items():
-            setattr(td3x.td3, name, function)
+            setattr(td3x.algo.td3, name, function)
 
 
 def profile_loop(preset: str, threads: int, seeds: int, steps: int) -> None:

@@ -45,7 +45,8 @@ COMPUTE = ROOT / "docs" / "results" / "report" / "compute.csv"
 STUDY_COMPUTE = ROOT / "docs" / "results" / "seed_study" / "report" / "compute.csv"
 PERFORMANCE = ROOT / "docs" / "performance.md"
 HORIZON = 100_000  # every committed pilot run's length
-# TOST power's quadrature nodes and weights on [-1, 1]: 200 are plenty for 3 digits (tests/test_preregistration.py)
+# TOST power's quadrature nodes and weights on [-1, 1]: 200 are plenty for 3 digits
+# (tests/scripts/test_preregistration.py)
 GAUSS_NODES, GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(200)
 POWER_DIGITS, RETURN_DIGITS, RATIO_DIGITS, HOURS_DIGITS = 3, 2, 2, 1
 

@@ -27,7 +27,7 @@ from torch import Tensor
 from torch.autograd.profiler_util import FunctionEvent
 from torch.profiler import ProfilerActivity, profile
 
-from td3x.config import register_configs
+from td3x.config.hydra import register_configs
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
 SHAPE_UPDATES = 2 * 3 * 4  # a multiple of every policy delay up to 4, so that actor updates count in proportion

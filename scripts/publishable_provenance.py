@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
-from td3x.provenance import command_as_typed, cpu_flags
-from td3x.run_dir import PROVENANCE_FILE, SUMMARY_FILE, write_json_atomic
+from td3x.host.provenance import command_as_typed, cpu_flags
+from td3x.rundir.layout import PROVENANCE_FILE, SUMMARY_FILE, write_json_atomic
 
 LEAKY = ("hostname", "cwd", "pid", "platform")
 

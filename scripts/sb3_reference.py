@@ -34,9 +34,10 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.noise import NormalActionNoise
 
 import td3x
-from td3x.config import TrainConfig, to_container
-from td3x.provenance import collect_provenance
-from td3x.run_dir import (
+from td3x.config.hydra import to_container
+from td3x.config.schema import TrainConfig
+from td3x.host.provenance import collect_provenance
+from td3x.rundir.layout import (
     CONFIG_FILE,
     EVAL_FILE,
     METRICS_FILE,
@@ -162,7 +163,7 @@ def main() -> None:
     base = ["agent=td3_paper", f"env={args.env}", "run.total_steps=100000", "run.eval_every=5000", *args.overrides]
     try:
         configs = [td3x.compose([*base, f"seed={seed}", f"paper_row={ROW}"]) for seed in args.seeds]
-    except td3x.config.ConfigError as error:
+    except td3x.config.schema.ConfigError as error:
         sys.exit("\n".join(f"config error: {problem}" for problem in error.problems))
     choices = {"env": args.env, "agent": "td3_paper", "ablation": "none", "noise": "gaussian", "learner": "sb3"}
     for config in configs:

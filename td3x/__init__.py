@@ -8,21 +8,21 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers; at run time each name is imported on first use (below)
+    from td3x.algo.replay_buffer import ReplayBuffer
+    from td3x.algo.td3 import TD3
     from td3x.api import Policy, compose, load, train
-    from td3x.config import TrainConfig
-    from td3x.replay_buffer import ReplayBuffer
-    from td3x.td3 import TD3
-    from td3x.training import run
+    from td3x.config.schema import TrainConfig
+    from td3x.training.run import run
 
 __version__ = "0.1.0"
 __all__ = ["TD3", "Policy", "ReplayBuffer", "TrainConfig", "__version__", "compose", "load", "run", "train"]
 
 # every public name is imported on first use: `import td3x` (and `td3x.__version__`) loads neither torch nor Hydra
 _LAZY = {
-    "TD3": "td3x.td3",
-    "ReplayBuffer": "td3x.replay_buffer",
-    "TrainConfig": "td3x.config",
-    "run": "td3x.training",
+    "TD3": "td3x.algo.td3",
+    "ReplayBuffer": "td3x.algo.replay_buffer",
+    "TrainConfig": "td3x.config.schema",
+    "run": "td3x.training.run",
     "load": "td3x.api",
     "Policy": "td3x.api",
     "compose": "td3x.api",

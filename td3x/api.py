@@ -20,11 +20,13 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike
 
-from td3x.config import ComposedConfig, Device, TrainConfig
-from td3x.envs import env_spec, make_env
-from td3x.evaluation import TrainedRun, load_run
-from td3x.overrides import compose_checked
-from td3x.training import run
+from td3x.algo.envs import env_spec, make_env
+from td3x.config.enums import Device
+from td3x.config.hydra import ComposedConfig
+from td3x.config.overrides import compose_checked
+from td3x.config.schema import TrainConfig
+from td3x.rundir.trained_run import TrainedRun, load_run
+from td3x.training.run import run
 
 
 class Policy:
@@ -102,8 +104,8 @@ def load(path: str | Path, device: str = "cpu") -> Policy:
     threads give the same actions bit for bit.
 
     Raises:
-        td3x.evaluation.RunError: no run there, or a K-seeds process dir (the message names its seed dirs).
-        td3x.checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
+        td3x.rundir.trained_run.RunError: no run there, or a K-seeds process dir (the message names its seed dirs).
+        td3x.rundir.checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
     """
     return Policy(load_run(Path(path), Device(device)))
 
@@ -126,15 +128,15 @@ def compose(overrides: Sequence[str] = ()) -> ComposedConfig:
 
 def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     """Train (or resume, or find finished) the run ``config`` describes in ``run_dir``; returns its summary, the same
-    keys either way (``td3x.run_dir.RunSummary``: ``final_return``, ``last10_return``, ``steps``,
+    keys either way (``td3x.rundir.layout.RunSummary``: ``final_return``, ``last10_return``, ``steps``,
     ``wall_time_s``, ...; with ``run.num_seeds`` > 1 the seeds' mean returns and each seed's summary under
     ``seeds``). Progress goes to the ``td3x`` logger, shown on stderr when nothing else handles it.
 
     Raises:
         ConfigError: an env id or setting the installed libraries refuse.
-        td3x.resume_plan.ResumeError: ``run_dir`` holds another config's results.
-        td3x.trainer.TrainingError: a non-finite loss or parameter (the logs and last checkpoint are kept).
-        td3x.numerics.NumericsError: ``run.numerics`` cannot take effect in this process (torch computed under
+        td3x.rundir.resume_decision.ResumeError: ``run_dir`` holds another config's results.
+        td3x.training.loop.TrainingError: a non-finite loss or parameter (the logs and last checkpoint are kept).
+        td3x.host.numerics.NumericsError: ``run.numerics`` cannot take effect in this process (torch computed under
             the other mode first: train it in a new process).
     """
     td3x_log = logging.getLogger("td3x")

@@ -9,7 +9,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
-from td3x.config import CONF_DIR, TrainConfig, register_configs, to_typed
+from td3x.config.hydra import CONF_DIR, register_configs, to_typed
+from td3x.config.schema import TrainConfig
 
 register_configs()
 

@@ -12,10 +12,11 @@ import pytest
 from helpers.scripts import BIN, TINY, k_seed_run
 
 import td3x
-from td3x import evaluate
 from td3x.analysis.cells import row_labels
 from td3x.analysis.runs import find_runs
-from td3x.config import schema_keys, to_container
+from td3x.commands import eval as evaluate
+from td3x.config.hydra import to_container
+from td3x.config.messages import schema_keys
 
 __all__ = ["k_seed_run"]  # a fixture, imported so that this module's tests can use it
 

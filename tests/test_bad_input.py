@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import td3x
-import td3x.analysis.cli
-import td3x.evaluate
-import td3x.resume
-import td3x.sweep
-import td3x.tune
-from td3x.checkpoint import CheckpointError
-from td3x.config import ConfigError
-from td3x.overrides import override_problems
+import td3x.commands.eval
+import td3x.commands.report
+import td3x.commands.resume
+import td3x.commands.sweep
+import td3x.commands.tune
+from td3x.config.overrides import override_problems
+from td3x.config.schema import ConfigError
+from td3x.rundir.checkpoint import CheckpointError
 
 TINY = (
     "env=pendulum",
@@ -33,18 +33,18 @@ TINY = (
     "logging.wandb_mode=disabled",
 )
 MAINS = {
-    "td3x-sweep": td3x.sweep.main,
-    "td3x-eval": td3x.evaluate.main,
-    "td3x-report": td3x.analysis.cli.main,
-    "td3x-resume": td3x.resume.main,
-    "td3x-tune": td3x.tune.main,
+    "td3x-sweep": td3x.commands.sweep.main,
+    "td3x-eval": td3x.commands.eval.main,
+    "td3x-report": td3x.commands.report.main,
+    "td3x-resume": td3x.commands.resume.main,
+    "td3x-tune": td3x.commands.tune.main,
 }
 CLI_MODULES = {
-    "td3x-train": "td3x.entrypoint",
-    "td3x-resume": "td3x.resume",
-    "td3x-eval": "td3x.evaluate",
-    "td3x-sweep": "td3x.sweep",
-    "td3x-report": "td3x.analysis.cli",
+    "td3x-train": "td3x.commands.train",
+    "td3x-resume": "td3x.commands.resume",
+    "td3x-eval": "td3x.commands.eval",
+    "td3x-sweep": "td3x.commands.sweep",
+    "td3x-report": "td3x.commands.report",
 }
 
 

@@ -15,7 +15,8 @@ from types import ModuleType
 
 import pytest
 
-from td3x.config import TrainConfig, schema_keys
+from td3x.config.messages import schema_keys
+from td3x.config.schema import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

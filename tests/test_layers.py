@@ -1,12 +1,15 @@
-"""td3x's layers, read from its source: three floors with arrows only downward, no import cycle, no command importing
-another, Hydra's public API only, and an ``import td3x`` that loads nothing heavy.
+"""td3x's layers, read from its source: folders on floors with arrows only downward, no import cycle, no command
+importing another, Hydra's public API only, and an ``import td3x`` that loads nothing heavy.
 
-The floors (docs: Development, "Layers"):
+A module's floor is its folder's (docs: Development, "Layers"). A module may import its own folder and the folders
+on floors below its own, never one beside or above it:
 
-0. the **algorithm**: the config schema, TD3 and its parts, the envs, seeding, the evaluation rollouts;
-1. the **library** that trains, resumes and evaluates a run dir and owns its layout, with the report's computation
-   and what several commands share (a function two commands need lives here, never in one of them);
-2. the **commands** and the Python API: they parse what the user gives and call the library.
+0. ``config``: what a run is (the schema, its Hydra registration, the override checks);
+1. ``algo``: TD3 and its parts; ``host``: the machine a run computes on;
+2. ``rundir``: a run dir on disk;
+3. ``training``: one process training one run dir; ``analysis``: run dirs turned into the report;
+4. ``sweeps``: many runs; ``tuning``: td3x-tune's study;
+5. ``commands``: one module per console script; ``api``: td3x from Python.
 
 Every import counts, at module level or inside a function (a deferred import is an arrow too), and so does one
 under ``if TYPE_CHECKING``. The package's ``__init__`` is left out: it imports nothing of td3x at run time (checked
@@ -25,81 +28,26 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "td3x"
 
-ALGORITHM, LIBRARY, COMMANDS = 0, 1, 2
-FLOOR_NAMES = {ALGORITHM: "algorithm", LIBRARY: "library", COMMANDS: "commands"}
 FLOORS = {
-    # the algorithm: nothing above it
-    "td3x.callables": ALGORITHM,  # the function types modules hand each other
-    "td3x.config": ALGORITHM,
-    "td3x.inert_keys": ALGORITHM,
-    "td3x.envs": ALGORITHM,
-    "td3x.networks": ALGORITHM,
-    "td3x.noise": ALGORITHM,
-    "td3x.normalizer": ALGORITHM,
-    "td3x.replay_buffer": ALGORITHM,
-    "td3x.seeding": ALGORITHM,
-    "td3x.td3": ALGORITHM,
-    "td3x.precision": ALGORITHM,  # run.precision: the loss's autocast and where bf16 may run
-    "td3x.overestimation": ALGORITHM,  # the paper's Figure 1 measure, on rollouts
-    "td3x.rollout": ALGORITHM,  # the paper's evaluation protocol (§6.1)
-    "td3x.seed_statistics": ALGORITHM,  # the last-10 metric and the Student-t interval: summary, report, td3x-tune
-    # the library
-    "td3x.run_dir": LIBRARY,
-    "td3x.checkpoint": LIBRARY,
-    "td3x.clock": LIBRARY,
-    "td3x.episode_tape": LIBRARY,
-    "td3x.loggers": LIBRARY,
-    "td3x.progress": LIBRARY,
-    "td3x.provenance": LIBRARY,
-    "td3x.numerics": LIBRARY,  # run.numerics: the fp32 kernels' settings, applied before torch computes
-    "td3x.video": LIBRARY,
-    "td3x.export": LIBRARY,
-    "td3x.seed_run": LIBRARY,
-    "td3x.trainer": LIBRARY,
-    "td3x.resume_plan": LIBRARY,
-    "td3x.run_lock": LIBRARY,  # the run-dir lock: taken by training, probed by a run's state and td3x-tune
-    "td3x.run_state": LIBRARY,  # a run's state (complete, running, stopped, stale, failed, not started)
-    "td3x.training": LIBRARY,
-    "td3x.evaluation": LIBRARY,
-    "td3x.launches": LIBRARY,  # each launch of a sweep, recorded in its sweep dir (a Hydra callback)
-    "td3x.multirun": LIBRARY,  # a multirun's jobs, their runs' states, a launch's cost and closing line
-    "td3x.wandb_view": LIBRARY,  # a sweep's W&B runs gathered for wandb leet (td3x-sweep view, a Hydra callback)
-    "td3x.overrides": LIBRARY,  # checking and applying overrides: td3x-train, td3x-sweep and td3x.compose
-    "td3x.cli": LIBRARY,  # --version and help formatting of every command
-    "td3x.cli_run": LIBRARY,  # training from a command line: td3x-train and td3x-resume
-    "td3x.analysis": LIBRARY,
-    "td3x.analysis.aggregates": LIBRARY,  # a report section, like bias ... seed_spread
-    "td3x.analysis.bias": LIBRARY,
-    "td3x.analysis.cell_stats": LIBRARY,
-    "td3x.analysis.cells": LIBRARY,
-    "td3x.analysis.compute": LIBRARY,
-    "td3x.analysis.fidelity": LIBRARY,
-    "td3x.analysis.metrics": LIBRARY,
-    "td3x.analysis.paper": LIBRARY,
-    "td3x.analysis.peer": LIBRARY,
-    "td3x.analysis.plots": LIBRARY,
-    "td3x.analysis.report": LIBRARY,  # assembles the sections
-    "td3x.analysis.return_tables": LIBRARY,
-    "td3x.analysis.runs": LIBRARY,
-    "td3x.analysis.seed_sources": LIBRARY,  # which source of randomness makes the spread (+experiment=seed_study)
-    "td3x.analysis.seed_spread": LIBRARY,  # how much a cell with many seeds spreads (the report's "Seed study")
-    "td3x.analysis.tables": LIBRARY,  # what the sections share: cell text and marks, grids, renderings
-    "td3x.analysis.two_sample": LIBRARY,  # Welch, TOST, Holm; the spreads' intervals and Brown-Forsythe
-    "td3x.analysis.wandb_export": LIBRARY,
-    "td3x.tuning": LIBRARY,  # td3x-tune's study: search spaces, the loop on Optuna, scores, the summary
-    "td3x.tuning.scores": LIBRARY,
-    "td3x.tuning.space": LIBRARY,
-    "td3x.tuning.study": LIBRARY,
-    "td3x.tuning.summary": LIBRARY,
-    # the commands and the Python API
-    "td3x.entrypoint": COMMANDS,  # td3x-train
-    "td3x.resume": COMMANDS,  # td3x-resume
-    "td3x.sweep": COMMANDS,  # td3x-sweep
-    "td3x.evaluate": COMMANDS,  # td3x-eval
-    "td3x.analysis.cli": COMMANDS,  # td3x-report
-    "td3x.tune": COMMANDS,  # td3x-tune
-    "td3x.api": COMMANDS,  # td3x.compose, td3x.train, td3x.load
+    "config": 0,
+    "algo": 1,
+    "host": 1,
+    "rundir": 2,
+    "training": 3,
+    "analysis": 3,
+    "sweeps": 4,
+    "tuning": 4,
+    "commands": 5,
+    "api": 5,
+    "entrypoint": 6,  # python -m td3x.entrypoint: td3x-train's module path before the folders, for queued jobs
 }
+COMMAND_HELPERS = {"td3x.commands.common", "td3x.commands.exit_codes"}  # what the commands share
+MAX_LINES = 400
+
+
+def folder(module: str) -> str:
+    """``td3x.algo.td3`` -> ``algo``; a plain module beside the package's ``__init__`` is its own folder."""
+    return module.split(".")[1]
 
 
 def module_name(path: Path) -> str:
@@ -139,9 +87,28 @@ def import_graph() -> dict[str, set[str]]:
     }
 
 
-def test_every_module_has_a_floor() -> None:
-    missing = sorted(set(import_graph()) - set(FLOORS))
-    assert not missing, f"put these modules on a floor in FLOORS: {missing}"
+def test_every_module_lives_on_a_floor() -> None:
+    missing = sorted(name for name in import_graph() if folder(name) not in FLOORS)
+    assert not missing, f"put these modules in a folder of FLOORS: {missing}"
+
+
+def test_the_package_is_folders_and_at_most_three_plain_modules() -> None:
+    plain = sorted(path.name for path in PACKAGE.glob("*.py") if path.name != "__init__.py")
+    assert len(plain) <= 3, plain
+    for name in FLOORS:
+        init = PACKAGE / name / "__init__.py"
+        if init.parent.is_dir():
+            docstring = ast.get_docstring(ast.parse(init.read_text()))
+            assert docstring and "import" in docstring.lower(), f"{init}: say what lives here and what it may import"
+
+
+def test_no_module_is_over_the_line_cap() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
 def test_no_import_cycle() -> None:
@@ -166,12 +133,16 @@ def test_no_import_cycle() -> None:
 
 def test_arrows_run_downward_and_no_command_imports_another() -> None:
     wrong = [
-        f"{source} ({FLOOR_NAMES[FLOORS[source]]}) imports {target} ({FLOOR_NAMES[FLOORS[target]]})"
+        f"{source} (floor {FLOORS[folder(source)]}) imports {target} (floor {FLOORS[folder(target)]})"
         for source, targets in sorted(import_graph().items())
         for target in sorted(targets)
-        if source in FLOORS
-        and target in FLOORS
-        and (FLOORS[target] > FLOORS[source] or FLOORS[source] == FLOORS[target] == COMMANDS)
+        if folder(source) != folder(target) and FLOORS[folder(target)] >= FLOORS[folder(source)]
+    ]
+    wrong += [
+        f"{source} imports another command, {target}"
+        for source, targets in sorted(import_graph().items())
+        for target in sorted(targets - COMMAND_HELPERS)
+        if folder(source) == folder(target) == "commands" and source not in COMMAND_HELPERS
     ]
     assert not wrong, "arrows against the layers:\n" + "\n".join(wrong)
 
@@ -211,10 +182,10 @@ def test_import_td3x_loads_no_torch() -> None:
 @pytest.mark.parametrize(
     ("name", "home"),
     [
-        ("TD3", "td3x.td3"),
-        ("ReplayBuffer", "td3x.replay_buffer"),
-        ("TrainConfig", "td3x.config"),
-        ("run", "td3x.training"),
+        ("TD3", "td3x.algo.td3"),
+        ("ReplayBuffer", "td3x.algo.replay_buffer"),
+        ("TrainConfig", "td3x.config.schema"),
+        ("run", "td3x.training.run"),
         ("train", "td3x.api"),
         ("compose", "td3x.api"),
         ("load", "td3x.api"),

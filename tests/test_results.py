@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from td3x.analysis.cli import main as report_main
-from td3x.run_dir import is_timing_column
+from td3x.commands.report import main as report_main
+from td3x.rundir.layout import is_timing_column
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"

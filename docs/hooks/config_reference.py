@@ -1,6 +1,6 @@
 """MkDocs hook: tables generated at build time from td3x's own sources, so the pages cannot drift from them.
 
-* ``<!-- td3x:config-keys -->``: every key of ``TrainConfig`` (``td3x/config.py``) with its type, its default and
+* ``<!-- td3x:config-keys -->``: every key of ``TrainConfig`` (``td3x/config/schema.py``) with its type, its default and
   the comment written beside it in the source (for an enum, its values and their comments).
 * ``<!-- td3x:group-options -->``: every option of every config group in ``conf/``, with the file's opening comment.
 * ``<!-- td3x:ablation-rows -->``: each ``ablation`` option composed as ``td3x-train`` would, with the ``agent.``
@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from td3x.api import compose
-from td3x.config import CONF_DIR, TrainConfig
+from td3x.config.hydra import CONF_DIR
+from td3x.config.schema import TrainConfig
 
 KEYS_MARKER = "<!-- td3x:config-keys -->"
 GROUPS_MARKER = "<!-- td3x:group-options -->"

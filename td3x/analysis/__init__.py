@@ -1,7 +1,6 @@
 """td3x's analysis side: run dirs → the paper's tables, rliable statistics and plots. It reads run dirs and never
-trains: of the rest of td3x it imports the run-dir layout (``run_dir``), the config's flattening and inert keys
-(``config``, ``inert_keys``: which keys make a row), ``seed_statistics`` (the last-10 metric and the Student-t
-interval) and ``cli`` (``--version`` and the help's defaults).
+trains: it imports config/, algo/ (``seed_statistics``: the last-10 metric and the Student-t interval) and rundir/
+(the layout, a run's state), never training/ or above. ``td3x-report`` is :mod:`td3x.commands.report`.
 
 The report's sections, one module each with its numbers, tables, Markdown and plots: ``return_tables`` (Tables 2
 and 1, return at a step, area under the curve, learning curves, the cells and runs, the runs not averaged),
@@ -9,7 +8,7 @@ and 1, return at a step, area under the curve, learning curves, the cells and ru
 implementation), ``aggregates`` (normalised scores across envs), ``seed_spread`` (the "Seed study": the spread of
 a cell with many seeds), ``seed_sources`` (which source of randomness makes the spread, ``+experiment=seed_study``)
 and ``compute`` (what the runs cost). ``report`` computes them in order (``build_report``) and writes them
-(``write_report``); ``cli`` is ``td3x-report``.
+(``write_report``).
 
 Below the sections: ``runs`` (find and load run dirs), ``cells`` (group runs into rows × envs, flag what is not
 averaged), ``cell_stats`` (one cell's numbers), ``metrics`` (the paper's metrics and rliable's statistics),

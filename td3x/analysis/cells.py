@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 
 from td3x.analysis.paper import TD3_ROW, paper_env, paper_tables, table2_rows
 from td3x.analysis.runs import Run
-from td3x.config import flatten
-from td3x.inert_keys import REPORT_INERT, is_inert, with_neutral_defaults
+from td3x.config.hydra import flatten
+from td3x.config.inert import REPORT_INERT, is_inert, with_neutral_defaults
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,7 +90,7 @@ class Grid:
 
 
 def result_keys(run: Run) -> dict[str, str]:
-    """The run's config keys that can change its results: all but :data:`td3x.inert_keys.REPORT_INERT` (where and
+    """The run's config keys that can change its results: all but :data:`td3x.config.inert.REPORT_INERT` (where and
     how it ran and was logged, the table's own axes: row, env, seed, and the group choices, whose values are in
     the other keys)."""
     keys = with_neutral_defaults(flatten(run.config))  # a run written before a key splits no row from its default

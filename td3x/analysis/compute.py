@@ -17,7 +17,7 @@ import pandas as pd
 from td3x.analysis import tables
 from td3x.analysis.cells import Cell, Grid
 from td3x.analysis.runs import Run
-from td3x.run_dir import process_dir
+from td3x.rundir.layout import process_dir
 
 UNKNOWN = "?"
 MIXED = "MIXED:"  # a cell whose runs ran on different CPU capabilities or run.numerics modes

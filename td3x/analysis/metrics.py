@@ -24,7 +24,7 @@ from rliable import metrics as rly_metrics
 from scipy import stats
 from scipy.integrate import trapezoid
 
-from td3x.seed_statistics import CONFIDENCE, t_interval
+from td3x.algo.seed_statistics import CONFIDENCE, t_interval
 
 MIN_BOOTSTRAP_SEEDS = 5  # below this, a percentile bootstrap's 95% CI is (about) the range of the seeds
 BOOTSTRAP = "percentile bootstrap"

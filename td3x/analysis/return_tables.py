@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from td3x.algo.seed_statistics import last10_return
 from td3x.analysis import plots, tables
 from td3x.analysis.bias import run_mean
 from td3x.analysis.cell_stats import CellStats
@@ -17,7 +18,6 @@ from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Estimate
 from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
 from td3x.analysis.plots import Figures
 from td3x.analysis.tables import EMPTY, SHORT_MARK, STEP0_MARK, Stats, difference, estimate_text, number
-from td3x.seed_statistics import last10_return
 
 UNTRAINED_PEAK = "— (no evaluation after step 0 beats step 0)"
 # (name, title, what the table holds): the display tables in the report's order; "return_at" is named by its step

@@ -1,6 +1,6 @@
 """Finding and loading run dirs: each is a directory holding td3x's ``config.yaml``, whatever its name.
 
-A run is *complete* as :mod:`td3x.run_state` defines it (``td3x-sweep status`` counts the same runs): its
+A run is *complete* as :mod:`td3x.rundir.state` defines it (``td3x-sweep status`` counts the same runs): its
 ``summary.json`` says so and its ``eval.csv`` reaches ``run.total_steps``. Every other run carries a ``problem``
 (unfinished, failed, files missing or unreadable) and the report lists it instead of averaging it.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from td3x.run_dir import (
+from td3x.rundir.layout import (
     CONFIG_FILE,
     EVAL_FILE,
     PROVENANCE_FILE,
@@ -26,7 +26,7 @@ from td3x.run_dir import (
     read_json_mapping,
     walk_runs,
 )
-from td3x.run_state import incomplete_reason
+from td3x.rundir.state import incomplete_reason
 
 log = logging.getLogger(__name__)
 

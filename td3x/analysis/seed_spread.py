@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from td3x.algo.seed_statistics import CONFIDENCE, last10_return
 from td3x.analysis import tables
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.metrics import Band
 from td3x.analysis.plots import PLOTS_DIR, Figures
 from td3x.analysis.tables import number
-from td3x.seed_statistics import CONFIDENCE, last10_return
 
 MIN_SEEDS = 6  # two disjoint groups of at least 3 seeds, the fewest for which a t-test has a spread to compare
 MAX_SUBSETS = 200  # seed subsets per size for the CI-width curve (every subset when there are fewer)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from td3x.seed_statistics import CONFIDENCE
+from td3x.algo.seed_statistics import CONFIDENCE
 
 ALPHA = 0.05  # the primary test's level, and TOST's
 

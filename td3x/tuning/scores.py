@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from td3x.run_dir import EVAL_FILE
-from td3x.seed_statistics import CONFIDENCE, last10_return, t_interval
+from td3x.algo.seed_statistics import CONFIDENCE, last10_return, t_interval
+from td3x.rundir.layout import EVAL_FILE
 
 METRICS: dict[str, Callable[[Sequence[float]], float]] = {
     "mean_return": lambda returns: float(np.mean(returns)),  # the mean over every evaluation, step 0 included

@@ -23,10 +23,12 @@ import optuna
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from td3x.config import CONF_DIR, ConfigError, schema_keys, unknown_key_problem, value_type_problem
-from td3x.inert_keys import REPORT_INERT, is_inert
-from td3x.overrides import FREE_FORM, SEARCH_GROUP, compose_checked
-from td3x.run_dir import RunFileError, read_yaml_mapping
+from td3x.config.hydra import CONF_DIR
+from td3x.config.inert import REPORT_INERT, is_inert
+from td3x.config.messages import schema_keys, unknown_key_problem, value_type_problem
+from td3x.config.overrides import FREE_FORM, SEARCH_GROUP, compose_checked
+from td3x.config.schema import ConfigError
+from td3x.rundir.layout import RunFileError, read_yaml_mapping
 
 # how every trial is trained and scored: one value for the whole study, or the scores would not compare
 SCORING_KEYS = ("run.total_steps", "run.eval_every", "run.eval_episodes", "run.eval_seed", "run.num_seeds")

@@ -6,7 +6,7 @@ Files of a study dir: ``study.journal`` (Optuna's JournalStorage: several proces
 with K > 1), ``fresh_trial_<n>/`` (the chosen config on fresh seeds) and ``summary/``.
 
 Liveness is td3x's own, as JournalStorage has no heartbeat: a RUNNING trial is dead when no process holds its run
-dir's lock (:mod:`td3x.run_lock`, the lock training holds); it is then resumed under its own number. New trials
+dir's lock (:mod:`td3x.rundir.lock`, the lock training holds); it is then resumed under its own number. New trials
 are drawn under a study-wide lock, so no process sees a trial before its params are drawn.
 """
 
@@ -28,12 +28,12 @@ import yaml
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
-from td3x.config import ConfigError, TrainConfig
-from td3x.overrides import FREE_FORM, compose_checked
-from td3x.run_dir import RunFileError, read_yaml_mapping, seed_range, seed_run_dirs
-from td3x.run_lock import ResumeError, is_locked
-from td3x.trainer import TrainingError
-from td3x.training import run
+from td3x.config.overrides import FREE_FORM, compose_checked
+from td3x.config.schema import ConfigError, TrainConfig
+from td3x.rundir.layout import RunFileError, read_yaml_mapping, seed_range, seed_run_dirs
+from td3x.rundir.lock import ResumeError, is_locked
+from td3x.training.loop import TrainingError
+from td3x.training.run import run
 from td3x.tuning.scores import METRICS, score_until
 from td3x.tuning.space import SearchSpace, choice_label, override_value
 

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure  # no pyplot: files only, no display, no gl
 from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, StrMethodFormatter
 from optuna.trial import FrozenTrial, TrialState
 
-from td3x.run_dir import SUMMARY_FILE, read_json_mapping, run_configs, write_json_atomic
+from td3x.rundir.layout import SUMMARY_FILE, read_json_mapping, run_configs, write_json_atomic
 from td3x.tuning.scores import mean_interval
 from td3x.tuning.study import RUN_DIR_ATTR, StudySettings
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from td3x.config import AgentConfig
-from td3x.envs import EnvSpec
-from td3x.replay_buffer import Batch
-from td3x.seeding import generators_of
-from td3x.td3 import TD3
+from td3x.algo.envs import EnvSpec
+from td3x.algo.replay_buffer import Batch
+from td3x.algo.seeding import generators_of
+from td3x.algo.td3 import TD3
+from td3x.config.schema import AgentConfig
 
 SPEC = EnvSpec(obs_dim=3, action_dim=2)
 

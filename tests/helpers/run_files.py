@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from td3x import checkpoint
-from td3x.run_dir import CHECKPOINT_FILE, is_timing_column
-from td3x.trainer import Trainer
+from td3x.rundir import checkpoint
+from td3x.rundir.layout import CHECKPOINT_FILE, is_timing_column
+from td3x.training.loop import Trainer
 
 
 def without_timing(path: Path) -> list[dict[str, Any]]:

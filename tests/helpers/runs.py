@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from td3x.config import TrainConfig
-from td3x.training import run
+from td3x.config.schema import TrainConfig
+from td3x.training.run import run
 
 TINY = (
     "run.total_steps=600",

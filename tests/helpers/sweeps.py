@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import torch
 
-from td3x.run_dir import is_timing_column
+from td3x.rundir.layout import is_timing_column
 
 SLURM_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "slurm_local.sh"
 

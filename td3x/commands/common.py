@@ -1,0 +1,112 @@
+"""What every td3x command line shares: ``--version``, help that shows each option's default, usage errors in
+one line, refusals as one line per problem and exit code 2 (:func:`exit_with`), and logging to the terminal and a
+file in the dir a command works in (:func:`log_to`).
+
+parser = OneLineParser(prog="td3x-eval", formatter_class=HelpFormatter)
+add_version_flag(parser)  # td3x-eval --version prints "td3x 0.1.0"
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from td3x import __version__
+from td3x.config.overrides import flag_problem
+
+VERSION_LINE = f"td3x {__version__}"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line and exit code 2 (argparse prints its whole usage first); an unknown flag is named
+    with the option meant (``--episode`` -> ``--episodes``) or, where the command takes td3x-train's KEY=VALUE
+    overrides (``takes_overrides``, a subcommand's own), the override meant (``--total_steps 3000`` ->
+    ``run.total_steps=3000``)."""
+
+    def __init__(self, *args: Any, takes_overrides: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.takes_overrides = takes_overrides
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        return self._parsed(self.parse_known_args, args, namespace)
+
+    def parse_intermixed_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        return self._parsed(self.parse_known_intermixed_args, args, namespace)
+
+    def _parsed(
+        self,
+        parse_known: Callable[..., tuple[argparse.Namespace, list[str]]],
+        args: Sequence[str] | None,
+        namespace: argparse.Namespace | None,
+    ) -> argparse.Namespace:
+        """What ``parse_known`` makes of the arguments; those it does not know are refused in one line."""
+        arguments = list(sys.argv[1:] if args is None else args)
+        parsed, unknown = parse_known(arguments, namespace)
+        if unknown:
+            parser = self._chosen(parsed)
+            options = [option for action in parser._actions for option in action.option_strings]
+            flags = [argument for argument in unknown if argument.startswith("-")]
+            # from the first unknown flag on, as typed: argparse may have taken the value after it as a positional
+            problem = flags and flag_problem(arguments[arguments.index(flags[0]) :], options, parser.takes_overrides)
+            parser.error(problem or f"unrecognized arguments: {' '.join(unknown)}")
+        return parsed
+
+    def _chosen(self, parsed: argparse.Namespace) -> OneLineParser:
+        """The (sub)command the arguments chose: this parser, or the subparser of the subcommand named."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(str(getattr(parsed, action.dest, "")))
+                if isinstance(chosen, OneLineParser):
+                    return chosen._chosen(parsed)
+        return self
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends ``(default: ...)`` to every option's help.
+
+    An option whose default is None (it means "decided later", e.g. "the run's own value") gets no
+    ``(default: None)``: its help says in words what the default is.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def add_version_flag(parser: argparse.ArgumentParser) -> None:
+    """Give a parser ``--version``, which prints ``VERSION_LINE`` and exits 0.
+
+    Args:
+        parser: the command's top-level parser.
+    """
+    parser.add_argument("--version", action="version", version=VERSION_LINE, help="print td3x's version and exit")
+
+
+def exit_with(label: str, problems: Sequence[str], exit_code: int = 2) -> NoReturn:
+    """Print ``label: problem`` on stderr, one line a problem, and exit: every command's refusals
+    (``config error``, ``resume error``, ...) look alike. Exit code 2 is a usage or config error."""
+    for problem in problems:
+        print(f"{label}: {problem}", file=sys.stderr)
+    sys.exit(exit_code)
+
+
+def log_to(log_file: Path) -> None:
+    """Log as td3x-train does under Hydra: to the terminal and appended to ``log_file`` (a run's ``train.log``,
+    a study's ``tune.log``)."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s",
+        handlers=[logging.StreamHandler(), logging.FileHandler(log_file)],
+    )

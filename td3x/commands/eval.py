@@ -1,0 +1,206 @@
+"""``td3x-eval``: evaluate a trained run's checkpoint, record videos of it, export its actor to ONNX.
+
+    td3x-eval RUN [--episodes N] [--seed S] [--video [--video-episodes K]] [--export]
+
+RUN is a run dir (its ``checkpoint.pt`` is used) or a checkpoint file. The agent is rebuilt from the
+config stored in the checkpoint, and the evaluation follows the training protocol: with the defaults
+(the run's ``run.eval_episodes`` and eval seed, its ``run.num_threads``, same machine) the final
+checkpoint scores exactly the last row of the run's ``eval.csv``. Results go to
+``eval_step<step>_seed<seed>_n<episodes>.json`` beside the checkpoint; training files are never touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from td3x import __version__
+from td3x.algo.envs import make_env
+from td3x.algo.evaluation_episodes import EvalResult
+from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag
+from td3x.host import numerics
+from td3x.host.numerics import NumericsError
+from td3x.rundir import checkpoint
+from td3x.rundir.export import (
+    ONNX_FILE,
+    ExportError,
+    check_export_support,
+    check_onnx,
+    deployed_policy,
+    export_onnx,
+    sample_observations,
+)
+from td3x.rundir.layout import write_json_atomic
+from td3x.rundir.trained_run import EVAL_COMMAND, RunError, TrainedRun, evaluate_run, load_run
+from td3x.training.loggers import recorded_run_kwargs
+from td3x.training.video import (
+    VIDEO_DIR,
+    RecordedEpisode,
+    VideoError,
+    check_video_support,
+    configure_headless_rendering,
+    log_to_run,
+    record_episodes,
+)
+
+PROG = EVAL_COMMAND
+CHECK_OBSERVATIONS = 256  # observations on which the ONNX file is checked against torch
+
+
+def evaluation_record(run: TrainedRun, result: EvalResult, first_seed: int, seconds: float) -> dict[str, Any]:
+    """What ``eval_*.json`` holds: the protocol, each episode, the mean and population std (as ``eval.csv``)."""
+    return {
+        "checkpoint": str(run.checkpoint_path),
+        "step": run.step,
+        "env_id": run.config.env.id,
+        "first_seed": first_seed,
+        "episodes": len(result.returns),
+        "return_mean": float(result.returns.mean()),
+        "return_std": float(result.returns.std()),
+        "returns": [float(value) for value in result.returns],
+        "lengths": [int(value) for value in result.lengths],
+        "length_mean": float(result.lengths.mean()),
+        "num_threads": run.config.run.num_threads,
+        "device": str(run.agent.device),
+        "eval_time_s": seconds,
+        "td3x_version": __version__,
+    }
+
+
+def print_evaluation(record: dict[str, Any]) -> None:
+    print(
+        f"{record['env_id']} at env step {record['step']}: return {record['return_mean']:.2f} ± "
+        f"{record['return_std']:.2f} over {record['episodes']} episodes (mean length {record['length_mean']:.1f})"
+    )
+    for i, (value, length) in enumerate(zip(record["returns"], record["lengths"], strict=True)):
+        print(f"  episode {i} (seed {record['first_seed'] + i}): return {value:.2f}, length {length}")
+
+
+def record_videos(run: TrainedRun, episodes: int, first_seed: int, wandb_mode: str) -> list[RecordedEpisode]:
+    """Record evaluation episodes 0..episodes-1 to ``<run dir>/videos/`` and add them to the run's W&B run."""
+    videos = record_episodes(
+        run.agent.seed_policy(), run.config.env, run.run_dir / VIDEO_DIR, run.step, episodes, first_seed
+    )
+    for video in videos:
+        print(f"video: {video.path} (seed {video.seed}, return {video.episode_return:.2f}, {video.length + 1} frames)")
+    if run.wandb_run_id is None or wandb_mode == "disabled":
+        print("wandb: not logged (the run has no W&B run)" if run.wandb_run_id is None else "wandb: disabled")
+        return videos
+    identity = recorded_run_kwargs(run.run_dir, run.config, run.wandb_run_id)
+    if log_to_run(run.run_dir, identity, wandb_mode, videos, run.step):
+        print(f"wandb: {len(videos)} video(s) logged to run {run.wandb_run_id} ({wandb_mode}) at env step {run.step}")
+    return videos
+
+
+def export_run(run: TrainedRun) -> Path:
+    """Write ``policy.onnx`` beside the checkpoint and check it against the torch policy with onnxruntime."""
+    env = make_env(run.config.env)
+    try:
+        policy = deployed_policy(run.agent, env)
+        observations = sample_observations(env, CHECK_OBSERVATIONS, seed=run.config.seed)
+    finally:
+        env.close()
+    path = run.run_dir / ONNX_FILE
+    metadata = {
+        "env_id": run.config.env.id,
+        "step": run.step,
+        "action_low": policy.low.tolist(),
+        "action_high": policy.high.tolist(),
+        "normalize_obs": run.config.env.normalize_obs,
+        "td3x_version": __version__,
+    }
+    export_onnx(policy, path, metadata)
+    error = check_onnx(path, policy, observations)
+    print(f"onnx: {path} (max |onnxruntime - torch| = {error:.2g} on {len(observations)} observations)")
+    return path
+
+
+# ---------------------------------------------------------------------- command line
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog=PROG,
+        description="Evaluate a trained run's checkpoint as training did, record videos of it, export its actor.",
+        formatter_class=HelpFormatter,
+    )
+    add_version_flag(parser)
+    parser.add_argument(
+        "run", type=Path, help="a run dir (its checkpoint.pt), a seed_<k> dir of a K-seeds run, or a checkpoint file"
+    )
+    parser.add_argument(
+        "--episodes",
+        type=_int_at_least(1),
+        metavar="N",
+        help="evaluation episodes (default: the run's run.eval_episodes)",
+    )
+    parser.add_argument(
+        "--seed", type=_int_at_least(0), metavar="S", help="reset seed of episode 0 (default: the run's eval seed)"
+    )
+    parser.add_argument("--video", action="store_true", help="record evaluation episodes to <run>/videos/*.mp4")
+    parser.add_argument("--video-episodes", type=_int_at_least(1), default=1, metavar="K", help="episodes to record")
+    parser.add_argument(
+        "--wandb-mode",
+        choices=("offline", "online", "disabled"),
+        default="offline",
+        help="how videos reach the run's W&B run (offline: `wandb sync` uploads them later)",
+    )
+    parser.add_argument("--export", action="store_true", help=f"write the actor to <run>/{ONNX_FILE} (onnxruntime)")
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> None:
+    """Evaluate, then record and export as asked; raises the errors that ``main`` prints."""
+    if args.export:
+        check_export_support()
+    run = load_run(args.run)
+    if args.video:
+        check_video_support(run.config.env)  # fail before the evaluation, not after it
+    episodes = args.episodes or run.config.run.eval_episodes
+    first_seed = run.config.eval_seed if args.seed is None else args.seed
+    started = time.perf_counter()
+    result = evaluate_run(run, episodes, first_seed)
+    record = evaluation_record(run, result, first_seed, time.perf_counter() - started)
+    print_evaluation(record)
+    path = run.run_dir / f"eval_step{run.step}_seed{first_seed}_n{episodes}.json"
+    write_json_atomic(path, record)
+    print(f"wrote {path}")
+    if args.video:
+        record_videos(run, args.video_episodes, first_seed, args.wandb_mode)
+    if args.export:
+        export_run(run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script ``td3x-eval``; returns the exit code (2: bad input; 1: no video, export or file possible)."""
+    args = build_parser().parse_args(argv)
+    configure_headless_rendering()  # before anything imports mujoco, which picks its GL context at import
+    numerics.allow_restart()  # a portable run's policy is evaluated in a process restarted pinned (td3x.host.numerics)
+    try:
+        run_command(args)
+    except (RunError, checkpoint.CheckpointError, NumericsError, VideoError, ExportError, OSError) as error:
+        if isinstance(error, NumericsError):
+            numerics.restart_if_pins_missing(error)  # before anything was written
+        message = " ".join(str(error).split())  # one line, whatever the underlying library wrote
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 2 if isinstance(error, RunError | checkpoint.CheckpointError | NumericsError) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

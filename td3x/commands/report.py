@@ -1,0 +1,112 @@
+"""``td3x-report``: run dirs → the paper's tables, aggregate statistics and plots.
+
+td3x-report outputs/table2 --out report/            # Markdown to stdout; CSV, LaTeX, PNG, HTML in report/
+td3x-report outputs/multirun/a outputs/runs/b --out report/ --reps 5000 --wandb
+td3x-report docs/results/runs --out docs/results/report --plotly cdn     # a committed report: no plotly.js copy
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+from td3x.analysis.plots import PLOTLY_JS
+from td3x.analysis.report import ReportError, Settings, build_report, write_report
+from td3x.analysis.wandb_export import log_report
+from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag
+
+DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
+PLOTLY_HELP = (
+    "how the interactive HTML plots get plotly.js: 'directory' writes one plotly.min.js (4.8 MB) beside them, so "
+    "they open offline; 'cdn' loads it from cdn.plot.ly when a page is opened (no copy: for a report committed to "
+    "git, but it needs a network); 'inline' puts a copy in every page (each opens alone, 4.8 MB each); 'none' "
+    "writes no HTML plots (PNG only)"
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """td3x-report's command line."""
+    defaults = Settings()
+    parser = OneLineParser(
+        prog="td3x-report",
+        description="Turn td3x run dirs into the paper's tables (Markdown on stdout, CSV and LaTeX), aggregate "
+        "statistics (rliable), a test of every row against the authors' published TD3 curves, and plots (PNG, "
+        "interactive HTML). Run dirs are found by their config.yaml.",
+        formatter_class=HelpFormatter,
+    )
+    add_version_flag(parser)
+    parser.add_argument("paths", nargs="+", type=Path, help="sweep dirs, run dirs, or folders above them")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help=f"directory for the tables, plots and report.md (default: a new {DEFAULT_OUT}/<date>_<time> below "
+        "the current directory; the path is printed)",
+    )
+    parser.add_argument("--reps", type=int, default=defaults.reps, help="bootstrap replications per CI")
+    parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of every bootstrap")
+    parser.add_argument("--at-step", type=int, default=defaults.at_step, help="env step of the 'return at' table")
+    parser.add_argument("--plotly", choices=list(PLOTLY_JS), default="directory", help=PLOTLY_HELP)
+    parser.add_argument(
+        "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
+    )
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, checked (argparse exits 2 with a message on a bad one).
+
+    Args:
+        argv: the arguments (``sys.argv[1:]`` when None).
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.reps < 1 or args.at_step < 0:
+        parser.error("--reps must be >= 1 and --at-step >= 0")
+    return args
+
+
+def path_problem(paths: list[Path], out: Path | None) -> str | None:
+    """Why the paths cannot be read or the output dir written (a file where a dir goes), or None."""
+    for path in paths:
+        if path.exists() and not path.is_dir():
+            return f"{path} is a file: td3x-report takes run dirs, sweep dirs or folders above them"
+    if out is not None:
+        blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            where = "is" if blocking == out else f"lies below {blocking}, which is"
+            return f"--out {out} {where} a file, not a directory"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script ``td3x-report``; returns the exit code (2 when no run dir is found).
+
+    Args:
+        argv: the arguments (``sys.argv[1:]`` when None).
+    """
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    problem = path_problem(args.paths, args.out)
+    if problem:
+        print(f"report error: {problem}", file=sys.stderr)
+        return 2
+    try:
+        report = build_report(args.paths, Settings(reps=args.reps, seed=args.seed, at_step=args.at_step))
+    except (ReportError, FileNotFoundError) as error:
+        print(f"report error: {error}", file=sys.stderr)
+        return 2
+    out = args.out or DEFAULT_OUT / time.strftime("%Y-%m-%d_%H-%M-%S")
+    written = write_report(report, out, args.plotly)
+    print(written.markdown)
+    print(f"report written to {out}", file=sys.stderr)  # stdout holds the Markdown alone
+    if args.wandb:
+        wandb_dir = log_report(report.runs, written.frames, written.images, out)
+        print(f"W&B run: {wandb_dir}" if wandb_dir else "W&B logging failed; see the warning above", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

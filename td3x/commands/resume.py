@@ -1,0 +1,115 @@
+"""``td3x-resume RUN_DIR [KEY=VALUE ...]``: relaunch a run in place from the config it stored, without Hydra.
+
+The same decisions as ``td3x-train`` (:mod:`td3x.rundir.resume_decision`: resume, extend, nothing to do, or refuse), no
+overrides to retype and no run-dir path to quote. Only keys that never change what is learned may be given
+(:data:`RESUME_KEYS`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
+from td3x.commands.exit_codes import run_and_report
+from td3x.config.enums import ResumeMode
+from td3x.config.hydra import from_saved
+from td3x.config.inert import RESUME_INERT, is_inert
+from td3x.config.schema import ConfigError, TrainConfig
+from td3x.host import numerics
+from td3x.rundir.layout import CONFIG_FILE, RUN_LOG, RunFileError, read_yaml_mapping, run_configs, seed_dir_name
+from td3x.rundir.resume_decision import ResumeError
+
+# what td3x-resume may change: the keys that never change what is learned, but run.resume (continuing is what is
+# asked: a run started with run.resume=never is resumed too)
+RESUME_KEYS = tuple(key for key in RESUME_INERT if key != "run.resume")
+
+
+def stored_run(run_dir: Path) -> tuple[Path, dict[str, Any]]:
+    """The dir to train in and its stored config (``config.yaml``, with ``choices``): a run dir or a sweep job
+    as it is; a K-seeds process dir through its first seed's config; a ``seed_<k>`` dir of such a process
+    through its process dir, which holds the process's checkpoint.
+
+    Raises:
+        ResumeError: no td3x run there.
+        RunFileError: its ``config.yaml`` is corrupt or not a mapping.
+    """
+    if not run_dir.is_dir():
+        kind = "is a file" if run_dir.exists() else "does not exist"
+        raise ResumeError(
+            f"{run_dir} {kind}: td3x-resume takes a run dir (the one holding {CONFIG_FILE}, or seed_<k>/)"
+        )
+    configs = run_configs(run_dir)
+    if not configs:
+        raise ResumeError(f"{run_dir} holds no td3x run (no {CONFIG_FILE}, no seed_<k>/{CONFIG_FILE})")
+    saved = read_yaml_mapping(configs[0])  # a K-seeds process's config is its first seed's
+    run = saved.get("run")
+    num_seeds = run.get("num_seeds", 1) if isinstance(run, dict) else 1
+    seed = saved.get("seed")
+    if isinstance(num_seeds, int) and num_seeds > 1 and isinstance(seed, int) and run_dir.name == seed_dir_name(seed):
+        return stored_run(run_dir.parent)  # one seed of a K-seeds process: the process resumes as a whole
+    return run_dir, saved
+
+
+def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """``saved`` with ``KEY=VALUE`` overrides of :data:`RESUME_KEYS` applied; raises ResumeError naming any
+    other key (it would change what is learned: train a new run instead)."""
+    for line in overrides:
+        key = line.partition("=")[0]
+        if "=" not in line or not is_inert(key, RESUME_KEYS):
+            raise ResumeError(
+                f"{line!r} is not allowed: td3x-resume takes KEY=VALUE for {', '.join(RESUME_KEYS)} only "
+                "(other keys change what is learned: start a new run)"
+            )
+    try:  # each value checked against its key's type on its own, so that a bad one is named as the user's
+        OmegaConf.merge(OmegaConf.structured(TrainConfig), OmegaConf.from_dotlist(overrides))
+    except OmegaConfBaseException as error:
+        raise ResumeError(f"{' '.join(overrides)}: {' '.join(str(error).split())}") from error
+    merged = OmegaConf.merge(OmegaConf.create(saved), OmegaConf.from_dotlist(overrides))
+    container = OmegaConf.to_container(merged)
+    assert isinstance(container, dict)
+    return {str(key): value for key, value in container.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console script ``td3x-resume RUN_DIR [KEY=VALUE ...]``: continue a run in place from its stored config."""
+    parser = OneLineParser(
+        prog="td3x-resume",
+        takes_overrides=True,
+        description="Continue a td3x run in place from its own stored config and last checkpoint: a run dir, a "
+        "sweep job's dir (no quoting needed) or a K-seeds process dir. A finished run says so and exits 0.",
+        formatter_class=HelpFormatter,
+    )
+    add_version_flag(parser)
+    parser.add_argument("run_dir", type=Path, help="the run's dir (the one holding config.yaml, or seed_<k>/)")
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help=f"changes that keep what is learned: {', '.join(RESUME_KEYS)}; a larger run.total_steps extends a "
+        "run whose final checkpoint kept its buffer (run.keep_buffer=true)",
+    )
+    args = parser.parse_args(argv)
+    numerics.allow_restart()  # a portable run restarts pinned (td3x.host.numerics)
+    try:
+        run_dir, saved = stored_run(args.run_dir)
+        choices = saved.get("choices") or {}
+        try:
+            config = from_saved(resume_overrides(saved, args.overrides))
+        except ConfigError as error:  # the stored config, not the user's overrides (resume_overrides checked them)
+            source = run_configs(run_dir)[0]
+            raise ConfigError([f"{source}: {problem}" for problem in error.problems]) from error
+        config.run.resume = ResumeMode.auto  # a run started with run.resume=never too: continuing is what is asked
+    except (ResumeError, ConfigError, RunFileError) as error:
+        exit_with("resume error", getattr(error, "problems", [str(error)]))
+    log_to(run_dir / RUN_LOG)
+    if run_and_report(config, run_dir, choices) is None:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""``td3x-sweep``: list a multirun's jobs before launching it; follow, relaunch, recheck and view a launched one.
+
+``td3x-sweep list +experiment=table2`` prints every job the same ``td3x-train`` overrides would launch
+(Hydra itself refuses ``-m --cfg job``): the count, each job's overrides, its run dir, and any job whose
+config td3x would refuse. It composes each job's config exactly as Hydra's basic sweeper does (the
+experiment's ``hydra.sweeper.params`` first, then the command line), through Hydra's public API and the rules
+of :mod:`td3x.config.overrides`, and creates nothing. ``status`` reads a sweep dir (every launch into it, as
+:mod:`td3x.sweeps.launches` records them), a run dir, a K-seeds process dir or a folder of runs, and runs
+nothing; ``rerun`` and ``recheck`` train. ``view`` gathers the W&B runs of any of these into one W&B directory
+and opens them in ``wandb leet`` (:mod:`td3x.sweeps.wandb_view`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hydra.errors import HydraException
+
+from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with
+from td3x.config.hydra import from_saved
+from td3x.config.schema import ConfigError
+from td3x.rundir.layout import (
+    CONFIG_FILE,
+    EVAL_FILE,
+    PROVENANCE_FILE,
+    RunFileError,
+    is_timing_column,
+    read_yaml_mapping,
+    seed_run_dirs,
+)
+from td3x.rundir.state import COMPLETE, FAILED, STALE, STATES, RunState
+from td3x.sweeps.launches import read_launches, sweep_dir_override
+from td3x.sweeps.multirun import Job, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
+from td3x.sweeps.wandb_view import gather, view_command, view_lines
+
+
+def _print_list(jobs: list[Job], resources: str | None = None) -> int:
+    for number, job in enumerate(jobs):
+        seeds = f"seed={job.seed}" if len(job.seeds) == 1 else f"seeds={job.seeds[0]}-{job.seeds[-1]}"
+        threads = f"{job.num_threads} thread" + "s" * (job.num_threads > 1)
+        print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}  [{job.total_steps} steps, {seeds}, {threads}]")
+        for problem in job.problems:
+            print(f"      config error: {problem}")
+    refused = sum(bool(job.problems) for job in jobs)
+    runs = sum(job.num_seeds for job in jobs)
+    print(f"{len(jobs)} jobs, {runs} runs" + (f", {refused} with config errors" if refused else ""))
+    if resources:
+        print(resources)
+    return 2 if refused else 0
+
+
+def _print_status(states: list[RunState]) -> int:
+    counts: dict[str, int] = {}
+    for state in states:
+        counts[state.state] = counts.get(state.state, 0) + 1
+        if state.state in (FAILED, STALE):
+            print(f"{state.state:8s} {state.run_dir}  at step {state.steps}: {state.reason}")
+    done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
+    rates = [s.steps_per_second for s in states if s.steps_per_second]
+    print(", ".join(f"{counts.get(name, 0)} {name}" for name in STATES))
+    left = (total - done) / (sum(rates) / len(rates)) / 3600 if rates else float("nan")
+    share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
+    if done >= total:
+        print(f"{share}; finished: no compute left")
+    else:
+        print(f"{share}; about {left:.1f} h of compute left at the mean speed of the runs so far")
+    return 0 if counts.get(COMPLETE, 0) == len(states) else 1
+
+
+def rerun(sweep_dir: Path) -> int:
+    """Launch every launch into the sweep dir again, in that dir, with its own overrides and launcher: finished
+    jobs return at once, the others resume from their checkpoints (or start, if they never wrote one). Ctrl-C
+    stops the launch at the running jobs' next checkpoint, as it stops td3x-train."""
+    codes = []
+    for launch in read_launches(sweep_dir):
+        check_overrides(launch.task_overrides)
+        arguments = ["-m", *launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)]
+        print("relaunching: td3x-train", " ".join(arguments), flush=True)
+        codes.append(_train_until_done([sys.executable, "-m", "td3x.commands.train", *arguments], launch.cwd))
+    return max(codes)
+
+
+def _train_until_done(command: list[str], cwd: Path) -> int:
+    """Run ``command``; on Ctrl-C (which the terminal sends the launch too) wait for it to stop at its
+    checkpoint rather than kill it, then raise :class:`SweepStopped`."""
+    with subprocess.Popen(command, cwd=cwd) as launch:
+        try:
+            return launch.wait()
+        except KeyboardInterrupt:
+            while launch.poll() is None:
+                try:
+                    launch.wait()
+                except KeyboardInterrupt:  # again: the launch is already stopping
+                    continue
+            raise SweepStopped from None
+
+
+class SweepStopped(Exception):
+    """Ctrl-C during ``rerun``: the launch stopped its jobs at their checkpoints."""
+
+
+def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
+    """Re-run the first ``runs`` complete runs of a sweep for a few thousand steps in a scratch dir (the sweep
+    is never touched) and check that their ``eval.csv`` prefixes match bit for bit (timing columns aside)."""
+    from td3x.training.run import run  # the training stack, only for this command
+
+    complete = [s.run_dir for s in sweep_states(sweep_dir) if s.state == COMPLETE][:runs]
+    if not complete:
+        raise FileNotFoundError(f"{sweep_dir} has no complete run to recheck")
+    mismatches = 0
+    for run_dir in complete:
+        original = from_saved(read_yaml_mapping(run_dir / CONFIG_FILE))
+        length = steps or 2 * original.run.eval_every + 1  # evaluations 0, e and 2e compare
+        replay = dataclasses.replace(
+            original,
+            run=dataclasses.replace(original.run, total_steps=length),
+            logging=dataclasses.replace(original.logging, wandb_mode="disabled"),
+        )
+        with tempfile.TemporaryDirectory(prefix="td3x-recheck-") as scratch:
+            run(replay, Path(scratch))  # a seed of a K-seed process reruns first of K again, in the same mode
+            rerun_dir = seed_run_dirs(Path(scratch), replay.seed, replay.run.num_seeds)[0]
+            ours, theirs = _eval_prefix(rerun_dir, length), _eval_prefix(run_dir, length)
+            difference = _first_difference(theirs, ours)
+            provenance = json.loads((rerun_dir / PROVENANCE_FILE).read_text())
+        mismatches += difference is not None
+        print(
+            f"{'identical' if difference is None else 'DIFFERENT'}  {run_dir}  ({len(ours)} evaluations before "
+            f"step {length}){'' if difference is None else ': ' + difference}"
+        )
+        if difference is not None:
+            for line in _provenance_changes(json.loads((run_dir / PROVENANCE_FILE).read_text()), provenance):
+                print(f"      {line}")
+    return 1 if mismatches else 0
+
+
+def _eval_prefix(run_dir: Path, before_step: int) -> list[dict[str, str]]:
+    """eval.csv rows before ``before_step`` (the last one of a shorter run may differ), timing columns aside."""
+    with (run_dir / EVAL_FILE).open() as file:
+        return [
+            {k: v for k, v in row.items() if not is_timing_column(k)}
+            for row in csv.DictReader(file)
+            if int(row["step"]) < before_step
+        ]
+
+
+def _first_difference(expected: list[dict[str, str]], got: list[dict[str, str]]) -> str | None:
+    for want, have in zip(expected, got, strict=False):
+        changed = [key for key in want if want[key] != have.get(key)]
+        if changed:
+            return f"at step {want['step']}, {changed[0]}: {want[changed[0]]} then, {have.get(changed[0])} now"
+    return None if len(expected) == len(got) else f"{len(expected)} evaluations then, {len(got)} now"
+
+
+def _provenance_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between the machine and libraries of the original run and of the recheck: the CPU capability
+    and its instruction-set extensions decide fp32 numerics (a host name would tell less, and is not recorded)."""
+    keys = ("python", "cpu", "cpu_capability", "cpu_flags", "torch_threads", "git_commit", "os")
+    changes = [f"{key}: {then.get(key)!r} then, {now.get(key)!r} now" for key in keys if then.get(key) != now.get(key)]
+    versions_then, versions_now = then.get("versions", {}), now.get("versions", {})
+    changes += [
+        f"{name}: {versions_then.get(name)} then, {versions_now.get(name)} now"
+        for name in sorted(versions_then | versions_now)
+        if versions_then.get(name) != versions_now.get(name)
+    ]
+    return changes or ["same versions, threads, CPU capability and code: look for nondeterministic ops or a device"]
+
+
+def show(command: str, path: Path, no_open: bool) -> int:
+    """``td3x-sweep status`` (with the command that views the runs) or ``td3x-sweep view``: both run nothing."""
+    if command == "view":
+        return open_view(path, no_open)
+    code = _print_status(path_states(path))
+    print(f"all its runs in W&B's terminal viewer: {view_command(path)}")
+    return code
+
+
+def open_view(path: Path, no_open: bool) -> int:
+    """``td3x-sweep view``: gather the runs at or below ``path`` (:func:`td3x.sweeps.wandb_view.gather`), then open them
+    in ``wandb leet`` (in a terminal, unless ``no_open``) or print the command that does."""
+    view = gather(path)
+    for line in view_lines(view):
+        print(line)
+    if view.segments == 0:
+        print(f"td3x-sweep: {path} holds no W&B run to view", file=sys.stderr)
+        return 1
+    if no_open or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(f"open them with: {view.command()}")
+        return 0
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "wandb", "leet", str(view.wandb_dir)])
+
+
+DESCRIPTION = "List a multirun's jobs before launching it; follow, relaunch and recheck a launched one; view its runs."
+COMMANDS = {
+    "list": "print every job a td3x-train multirun with these overrides would launch (its run dir, overrides, "
+    "steps, seeds, threads and config errors), the counts of jobs and runs, and what a SLURM launcher asks for "
+    "each job; runs and creates nothing",
+    "status": "count the complete, running, stopped (resumable), stale (killed), failed and not started runs of a "
+    "sweep dir (every launch into it), a run dir, a K-seeds process dir or a folder of runs, with the steps done and "
+    "the compute left; runs nothing",
+    "rerun": "trains: launch a sweep again in its dir, with its own overrides and launcher (each launch into it, in "
+    "turn); complete jobs return at once, the others resume from their checkpoints (or start); Ctrl-C stops them "
+    "at their next checkpoint; for one run dir use td3x-resume",
+    "recheck": "trains briefly: re-run the first --runs complete runs of a sweep for --steps env steps in a "
+    "scratch dir (the sweep is left alone) and compare their eval.csv bit for bit",
+    "view": "link every W&B run of a sweep dir, a K-seeds dir or a folder of runs into its wandb/ dir, named by "
+    "row, env and seed, and open them together in W&B's terminal viewer (wandb leet); runs nothing",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """td3x-sweep's command line: one subcommand per entry of ``COMMANDS``."""
+    parser = OneLineParser(prog="td3x-sweep", description=DESCRIPTION, formatter_class=HelpFormatter)
+    add_version_flag(parser)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    sub = {
+        name: commands.add_parser(
+            name, help=text, description=text, formatter_class=HelpFormatter, takes_overrides=name == "list"
+        )
+        for name, text in COMMANDS.items()
+    }
+    sub["list"].add_argument(
+        "overrides",
+        nargs="*",
+        help="td3x-train overrides, e.g. +experiment=table2 seed=0,1 (default: none, conf/train.yaml as it is)",
+    )
+    sub["status"].add_argument(
+        "sweep_dir",
+        type=Path,
+        metavar="path",
+        help="a sweep dir (with multirun.yaml), a run dir, a K-seeds dir or a folder of runs",
+    )
+    for name in ("rerun", "recheck"):
+        sub[name].add_argument("sweep_dir", type=Path, help="a sweep dir (the one holding multirun.yaml)")
+    sub["view"].add_argument(
+        "sweep_dir", type=Path, metavar="path", help="a sweep dir, a run dir, a K-seeds dir or a folder of runs"
+    )
+    sub["view"].add_argument(
+        "--no-open", action="store_true", help="link the runs and print the wandb leet command, without opening it"
+    )
+    sub["recheck"].add_argument("--runs", type=int, default=2, help="how many complete runs to re-run")
+    sub["recheck"].add_argument(
+        "--steps", type=int, help="env steps per re-run (default: 2 run.eval_every + 1, so 3 evaluations compare)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console script ``td3x-sweep``: list, status, rerun, recheck, view."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command != "list" and not args.sweep_dir.is_dir():
+            kind = "is a file" if args.sweep_dir.exists() else "does not exist"
+            takes = (
+                "a sweep dir, a run dir, a K-seeds dir or a folder of runs"
+                if args.command in ("status", "view")
+                else "a sweep dir"
+            )
+            raise FileNotFoundError(f"{args.sweep_dir} {kind}: td3x-sweep {args.command} takes {takes}")
+        if args.command == "list":
+            sys.exit(_print_list(list_jobs(list(args.overrides)), launcher_resources(list(args.overrides))))
+        if args.command in ("status", "view"):
+            sys.exit(show(args.command, args.sweep_dir, no_open=getattr(args, "no_open", False)))
+        if args.command == "recheck":
+            sys.exit(recheck(args.sweep_dir, args.runs, args.steps))
+        sys.exit(rerun(args.sweep_dir))
+    except SweepStopped:
+        print(f"training stopped: interrupted; resume with: td3x-sweep rerun {args.sweep_dir}", file=sys.stderr)
+        sys.exit(1)
+    except (FileNotFoundError, RunFileError) as error:
+        exit_with("td3x-sweep", [str(error)])
+    except ConfigError as error:  # a job's overrides, or a config this machine cannot run (recheck)
+        exit_with("config error", error.problems)
+    except HydraException as error:  # an override Hydra refuses that td3x does not check (its syntax, a hydra key)
+        exit_with("td3x-sweep", [" ".join(str(error).split())])
+
+
+if __name__ == "__main__":
+    main()

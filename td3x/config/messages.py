@@ -1,0 +1,85 @@
+"""One readable line per problem with a key: an unknown key and the closest one td3x has, a value of the wrong
+type in words (``expected a float``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import typing
+from typing import Any
+
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from td3x.config.schema import ConfigError, TrainConfig
+
+
+def schema_keys(schema: type = TrainConfig, prefix: str = "") -> list[str]:
+    """Every dotted key of a schema dataclass, nodes (``agent``) and leaves (``agent.tau``) alike."""
+    keys = []
+    for name, hint in typing.get_type_hints(schema).items():
+        keys.append(f"{prefix}{name}")
+        if dataclasses.is_dataclass(hint):
+            keys += schema_keys(hint, f"{prefix}{name}.")  # type: ignore[arg-type]
+    return keys
+
+
+def unknown_keys(container: dict[str, Any], schema: type = TrainConfig, prefix: str = "") -> list[str]:
+    """The dotted keys of a composed config that ``schema`` lacks. A dict-typed field (``env.kwargs``, passed
+    to ``gymnasium.make``) is free-form. Hydra lets ``+key=value`` add a key to a typed node and
+    ``OmegaConf.to_object`` would then drop it silently: a typo must be refused, never lost."""
+    hints = typing.get_type_hints(schema)
+    found = []
+    for key, value in container.items():
+        if key not in hints:
+            found.append(f"{prefix}{key}")
+        elif dataclasses.is_dataclass(hints[key]) and isinstance(value, dict):
+            found += unknown_keys(value, hints[key], f"{prefix}{key}.")
+    return found
+
+
+def unknown_key_problem(key: str) -> str:
+    """One line naming an unknown key and the closest key td3x has."""
+    same_depth = [known for known in schema_keys() if known.count(".") == key.count(".")]
+    close = difflib.get_close_matches(key, same_depth, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else "td3x-train --help lists the keys"
+    return f"{key} is not a td3x key; {hint}"
+
+
+def _expected(hint: Any) -> str:
+    """What a schema type accepts, in words: ``a float``, ``an integer or null``, ``one of gaussian, ...``."""
+    args = typing.get_args(hint)
+    if type(None) in args:
+        return f"{_expected(next(arg for arg in args if arg is not type(None)))} or null"
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return f"one of {', '.join(member.name for member in hint)}"
+    origin = typing.get_origin(hint)
+    if origin is list:
+        return f"a list of {_expected(args[0]).removeprefix('a ').removeprefix('an ')}s" if args else "a list"
+    if origin is dict:
+        return "a mapping"
+    names = {bool: "a boolean (true or false)", int: "an integer", float: "a float", str: "a string"}
+    return names.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def value_type_problem(key: str, value: Any, text: str) -> str | None:
+    """One line when ``value`` (an override's parsed value, typed as ``text``) cannot be the schema key ``key``'s
+    type, as OmegaConf would refuse it in Hydra's composition (``agent.tau=fast``, ``run.total_steps=1e3``);
+    None when it can, or when ``key`` is not a leaf of the schema (a node, a free-form dict's entry)."""
+    *path, leaf = key.split(".")
+    schema: Any = TrainConfig
+    for name in path:
+        schema = typing.get_type_hints(schema).get(name)
+        if schema is None or not dataclasses.is_dataclass(schema):
+            return None
+    hint = typing.get_type_hints(schema).get(leaf)
+    if hint is None or dataclasses.is_dataclass(hint):
+        return None
+    try:
+        OmegaConf.merge(OmegaConf.structured(schema), {leaf: value})
+    except OmegaConfBaseException:
+        return f"{key}={text!r} is not allowed: expected {_expected(hint)}"
+    except ConfigError:  # the merge passed the type check; the ranges are checked later
+        return None
+    return None

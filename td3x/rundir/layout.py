@@ -1,0 +1,269 @@
+"""A run dir's layout: its files' names, the ``seed_<k>`` dirs of a K-seeds process, finding run dirs and their configs,
+atomic JSON writes, and what ``summary.json`` holds (:class:`RunSummary`).
+
+A run dir holds ``config.yaml`` (the resolved config, with the group ``choices``), ``eval.csv``,
+``metrics.jsonl``, ``summary.json``, ``provenance.json``, ``checkpoint.pt``, ``train.log`` (Hydra's log of
+td3x-train, appended to by td3x-resume) and ``wandb/``. A K-seeds process (``run.num_seeds`` > 1) writes one such
+run dir per seed, ``seed_<seed>``, below its own dir, which holds the process's ``checkpoint.pt``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeGuard
+
+import yaml
+
+from td3x.algo import seed_statistics
+
+CONFIG_FILE = "config.yaml"
+EVAL_FILE = "eval.csv"
+METRICS_FILE = "metrics.jsonl"
+SUMMARY_FILE = "summary.json"
+PROVENANCE_FILE = "provenance.json"
+CHECKPOINT_FILE = "checkpoint.pt"
+RUN_LOG = "train.log"  # the name Hydra gives td3x-train's log in the run dir: a resumed run appends to it
+WANDB_DIR = "wandb"  # the offline W&B run's files
+SWEEP_FILE = "multirun.yaml"  # Hydra's record of a launched sweep, in the sweep dir above its run dirs
+SEED_DIR_PREFIX = "seed_"
+HYDRA_DIR = ".hydra"  # Hydra's unresolved copy of a job's config.yaml
+# these hold config.yaml files that are not a run's own: W&B's run files and Hydra's unresolved copy
+SKIPPED_DIRS = frozenset({WANDB_DIR, HYDRA_DIR})
+RUN_FILES = (EVAL_FILE, SUMMARY_FILE)  # beside a config.yaml that is not a run's, they say a run's was broken
+
+
+# ---------------------------------------------------------------------- the seeds of a process
+def seed_dir_name(seed: int) -> str:
+    """The dir of seed ``seed`` of a K-seeds process: ``seed_<seed>``."""
+    return f"{SEED_DIR_PREFIX}{seed}"
+
+
+def seed_range(seed: int, num_seeds: int) -> range:
+    """The seeds one process trains: ``seed .. seed + K - 1`` for ``seed`` and ``run.num_seeds`` K."""
+    return range(seed, seed + num_seeds)
+
+
+def seed_run_dirs(run_dir: Path, seed: int, num_seeds: int) -> list[Path]:
+    """Where each seed of a process writes: a plain run in ``run_dir``, K seeds each in ``run_dir/seed_<seed>``."""
+    if num_seeds == 1:
+        return [run_dir]
+    return [run_dir / seed_dir_name(each) for each in seed_range(seed, num_seeds)]
+
+
+def process_dir(run_dir: Path, num_seeds: int) -> Path:
+    """The dir of the process that trained the run in ``run_dir``: itself, or, in the K-seeds mode, the dir above
+    its ``seed_<k>`` dir (the seeds share its checkpoint and wall clock)."""
+    return run_dir.parent if num_seeds > 1 else run_dir
+
+
+def run_configs(path: Path) -> list[Path]:
+    """The ``config.yaml`` of a run dir, or those of a K-seeds process dir's seeds in seed order; [] for neither."""
+    if (path / CONFIG_FILE).is_file():
+        return [path / CONFIG_FILE]
+    return sorted(
+        path.glob(f"{SEED_DIR_PREFIX}[0-9]*/{CONFIG_FILE}"),
+        key=lambda config: int(config.parent.name[len(SEED_DIR_PREFIX) :]),
+    )
+
+
+def is_run_config(config: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a parsed config.yaml is a td3x run's (it names an env, a seed and a Table 2 row)."""
+    return (
+        isinstance(config, dict)
+        and isinstance(config.get("env"), dict)
+        and "id" in config["env"]
+        and "seed" in config
+        and "paper_row" in config
+    )
+
+
+def walk_runs(root: Path, warn: Callable[[str], None]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every run dir at or below ``root`` (a dir holding a td3x run's ``config.yaml``) with its parsed config, in
+    walk order (sorted names, depth first), never below a run dir or in :data:`SKIPPED_DIRS`. ``warn`` gets one
+    line for a ``config.yaml`` that is unreadable or not a run's while run files lie beside it (a broken run is
+    never skipped in silence)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        config = _run_config(Path(dirpath) / CONFIG_FILE, filenames, warn) if CONFIG_FILE in filenames else None
+        if is_run_config(config):
+            yield Path(dirpath), config
+            dirnames.clear()  # a run dir holds no other runs
+        else:
+            dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
+
+
+def _run_config(path: Path, filenames: list[str], warn: Callable[[str], None]) -> Any:
+    """A config.yaml's content, or None when it is not readable."""
+    try:
+        config = read_yaml_mapping(path)
+    except RunFileError as error:
+        if any(name in filenames for name in RUN_FILES):
+            warn(f"{error}; the run dir is skipped")
+        return None
+    if not is_run_config(config) and any(name in filenames for name in RUN_FILES):
+        warn(f"{path} is not a td3x run's config (no env.id, seed or paper_row); the run dir is skipped")
+    return config
+
+
+# ---------------------------------------------------------------------- files
+def is_timing_column(name: str) -> bool:
+    """Whether an ``eval.csv`` or ``metrics.jsonl`` column measures time (``*time*``, ``sps``): the columns that
+    never repeat, left out when two runs are compared bit for bit."""
+    return "time" in name or "sps" in name
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write then rename, so a reader (or a kill) never sees a half-written file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w") as file:
+        json.dump(data, file, indent=2, default=str)
+        file.write("\n")
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(tmp, path)
+
+
+def truncate_after(run_dir: Path, step: int) -> None:
+    """Drop the rows of ``eval.csv`` and ``metrics.jsonl`` logged after env step ``step`` (a resumed run
+    writes them again, identically), each file rewritten atomically."""
+    for name, keep in ((EVAL_FILE, _csv_rows_until), (METRICS_FILE, _jsonl_rows_until)):
+        path = run_dir / name
+        if path.exists():
+            tmp = path.with_name(f".{name}.tmp")
+            tmp.write_text(keep(path.read_text(), step))
+            os.replace(tmp, path)
+
+
+def _csv_rows_until(text: str, step: int) -> str:
+    if not text:
+        return text
+    header, *rows = text.splitlines(keepends=True)
+    return header + "".join(row for row in rows if int(row.split(",", 1)[0]) <= step)
+
+
+def _jsonl_rows_until(text: str, step: int) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if json.loads(line)["step"] <= step)
+
+
+# ---------------------------------------------------------------------- reading a run's files
+class RunFileError(ValueError):
+    """A run-dir file that td3x cannot read (corrupt, truncated, not what td3x writes): the message is one line
+    naming the file and what is wrong."""
+
+
+def _unreadable(path: Path, error: OSError | UnicodeDecodeError) -> RunFileError:
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return RunFileError(f"{path} cannot be read: {reason}")
+
+
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """A YAML file that must hold a mapping (``config.yaml``, ``multirun.yaml``).
+
+    Raises:
+        RunFileError: unreadable, not YAML, or not a mapping.
+    """
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise _unreadable(path, error) from error
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or type(error).__name__
+        raise RunFileError(f"{path} is not valid YAML: {problem}{where}") from error
+    if not isinstance(data, dict):
+        raise RunFileError(f"{path} does not hold a mapping of keys (it holds {type(data).__name__})")
+    return data
+
+
+def read_json_mapping(path: Path) -> dict[str, Any]:
+    """A JSON file that must hold an object (``summary.json``, ``provenance.json``).
+
+    Raises:
+        RunFileError: unreadable, not JSON, or not an object.
+    """
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise _unreadable(path, error) from error
+    except json.JSONDecodeError as error:
+        raise RunFileError(
+            f"{path} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
+        ) from error
+    if not isinstance(data, dict):
+        raise RunFileError(f"{path} does not hold a JSON object (it holds {type(data).__name__})")
+    return data
+
+
+def config_int(config: dict[str, Any], key: str, path: Path) -> int:
+    """The integer at dotted ``key`` of a stored config read from ``path`` (RunFileError naming both if absent
+    or not an integer)."""
+    value: Any = config
+    for name in key.split("."):
+        value = value.get(name) if isinstance(value, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RunFileError(f"{path} has {key}={value!r}, not an integer")
+    return value
+
+
+# ---------------------------------------------------------------------- summary.json
+@dataclass(frozen=True)
+class RunSummary:
+    """One seed's ``summary.json`` (its keys in this order), and what ``td3x.train`` returns for it.
+
+    Attributes:
+        status: running | complete | failed.
+        interrupted: the signal or exception that stopped a resumable run, else None.
+        failure: why a failed run failed, else None.
+        steps: env steps taken.
+        final_return: the last evaluation's mean return (None before the first).
+        last10_return: the mean of the last ten evaluations' mean returns (the paper's score).
+        evaluations: evaluations so far.
+        updates: critic updates so far.
+        wall_time_s: seconds of training, every segment of a resumed run summed.
+        run_dir: the seed's run dir, relative to the working dir the run was started from.
+    """
+
+    status: str
+    interrupted: str | None
+    failure: str | None
+    steps: int
+    final_return: float | None
+    last10_return: float | None
+    evaluations: int
+    updates: int
+    wall_time_s: float
+    run_dir: str
+
+    @classmethod
+    def of(
+        cls,
+        status: str,
+        eval_returns: Sequence[float],
+        steps: int,
+        updates: int,
+        wall_time_s: float,
+        run_dir: Path,
+        interrupted: str | None = None,
+        failure: str | None = None,
+    ) -> RunSummary:
+        """The summary of a run whose evaluations' mean returns are ``eval_returns``."""
+        return cls(
+            status=status,
+            interrupted=interrupted,
+            failure=failure,
+            steps=steps,
+            final_return=eval_returns[-1] if eval_returns else None,
+            last10_return=float(seed_statistics.last10_return(eval_returns)) if len(eval_returns) else None,
+            evaluations=len(eval_returns),
+            updates=updates,
+            wall_time_s=wall_time_s,
+            run_dir=os.path.relpath(run_dir),  # no absolute path: the file may be published
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,144 @@
+"""A run's state, read from the files every run writes and from its lock: the one answer to "is this run
+complete, still training, stopped or dead?" that ``td3x-sweep status``, ``td3x-report`` and resuming share
+(``td3x-tune`` tells a dead trial by the same lock).
+
+- complete: ``summary.json`` says ``complete`` and ``eval.csv`` ends at ``run.total_steps``;
+- running: a process holds the run's lock (:mod:`td3x.rundir.lock`): it is training now;
+- stopped (resumable): a signal or a preemption stopped it after a checkpoint (``summary.json`` says ``running``
+  and records why in ``interrupted``), or it finished a smaller ``run.total_steps`` than its config now asks;
+- stale (killed: SIGKILL, out of memory, a lost node): ``summary.json`` says ``running`` with no interruption and
+  no process holds the lock; resumable from its last checkpoint;
+- failed: ``summary.json`` says ``failed`` (why, in ``failure``), or says ``complete`` while ``eval.csv`` falls
+  short;
+- not started: no ``summary.json`` and no process training.
+
+The lock is the sign of life, not the age of ``summary.json``: a run updates its summary only at its evaluations,
+and a dead process releases the lock at once. Resuming reads the process's checkpoint instead
+(:func:`checkpoint_complete`): a complete checkpoint is written just before the summary that says so, and a relaunch
+that finds one writes that summary if a kill came between the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from td3x.rundir.layout import EVAL_FILE, SUMMARY_FILE, RunFileError, process_dir, read_json_mapping
+from td3x.rundir.lock import is_locked
+
+COMPLETE, RUNNING, STOPPED, STALE, FAILED, NOT_STARTED = (
+    "complete",
+    "running",
+    "stopped",
+    "stale",
+    "failed",
+    "not started",
+)
+STATES = (COMPLETE, RUNNING, STOPPED, STALE, FAILED, NOT_STARTED)
+
+
+@dataclass(frozen=True)
+class RunState:
+    """One run's state (one of :data:`STATES`), its progress, and why it is stopped, stale or failed."""
+
+    run_dir: Path
+    state: str
+    steps: int
+    total_steps: int
+    steps_per_second: float | None
+    reason: str | None
+
+
+def incomplete_reason(summary: Mapping[str, Any] | None, last_eval_step: int | None, total_steps: int) -> str | None:
+    """Why a run is not complete, or None when it is: ``summary.json`` says ``complete`` and ``eval.csv``'s last
+    row is at ``run.total_steps`` (the definition of a complete run).
+
+    Args:
+        summary: its summary.json (None when missing).
+        last_eval_step: the step of eval.csv's last row (None when it has none).
+        total_steps: its ``run.total_steps``.
+    """
+    status = None if summary is None else summary.get("status")
+    if status == "failed":
+        return f"failed: {summary.get('failure') if summary else None}"
+    if status != "complete":
+        return f"unfinished (status {status}): evaluated up to step {last_eval_step} of {total_steps}"
+    if last_eval_step != total_steps:
+        return f"eval.csv ends at step {last_eval_step}, not at run.total_steps={total_steps}"
+    return None
+
+
+def state_of(
+    summary: Mapping[str, Any] | None, last_eval_step: int | None, total_steps: int, training: Callable[[], bool]
+) -> tuple[str, str | None]:
+    """A run's state and the reason shown for it (see the module's table); ``training()`` says whether a process
+    holds the run's lock, asked only of a run that is not complete."""
+    incomplete = incomplete_reason(summary, last_eval_step, total_steps)
+    if incomplete is None:
+        return COMPLETE, None
+    if training():  # also a failed or stopped run that a relaunch resumes: its summary is rewritten later
+        return RUNNING, None
+    if summary is None:
+        return NOT_STARTED, None
+    status, steps = summary.get("status"), summary.get("steps")
+    if status == "failed":
+        return FAILED, str(summary.get("failure"))
+    if status == "complete":
+        if isinstance(steps, int) and steps < total_steps:
+            return STOPPED, f"finished {steps} steps; run.total_steps={total_steps} extends it"
+        return FAILED, incomplete
+    if summary.get("interrupted"):
+        return STOPPED, str(summary["interrupted"])
+    return STALE, "killed: no process holds its lock"
+
+
+def checkpoint_complete(counters: Mapping[str, Any], total_steps: int) -> bool:
+    """Whether a process's checkpoint has nothing left to train: it reached ``run.total_steps`` and no evaluation
+    is due (a stop cut the last one short)."""
+    return bool(counters["step"] >= total_steps and not counters.get("evaluation_due"))
+
+
+def summary_says_complete(run_dir: Path) -> bool:
+    """Whether ``run_dir``'s ``summary.json`` says ``complete`` (False when it is missing or unreadable)."""
+    try:
+        return (run_dir / SUMMARY_FILE).exists() and read_json_mapping(run_dir / SUMMARY_FILE).get("status") == COMPLETE
+    except RunFileError:
+        return False
+
+
+def last_eval_step(path: Path) -> int | None:
+    """The step of an ``eval.csv``'s last row (its first column), or None when it has no row or no file."""
+    try:
+        lines = path.read_text().splitlines() if path.exists() else []
+    except (OSError, UnicodeDecodeError) as error:
+        raise RunFileError(f"{path} cannot be read: {error}") from error
+    rows = [line for line in lines[1:] if line.strip()]
+    if not rows:
+        return None
+    first = rows[-1].split(",", 1)[0]
+    try:
+        return int(float(first))
+    except ValueError:
+        raise RunFileError(f"{path} has {first!r} in its step column, not a number") from None
+
+
+def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
+    """The state of the run in ``run_dir`` (a seed's dir when ``num_seeds`` > 1: its process's dir holds the lock).
+
+    Raises:
+        RunFileError: its ``summary.json`` or ``eval.csv`` is unreadable or not td3x's.
+    """
+    summary_path = run_dir / SUMMARY_FILE
+    summary = read_json_mapping(summary_path) if summary_path.exists() else None
+    if summary is not None and (
+        not isinstance(summary.get("status"), str) or not isinstance(summary.get("steps"), int)
+    ):
+        raise RunFileError(f"{summary_path} is not a td3x summary: it lacks a status or a steps count")
+    last = last_eval_step(run_dir / EVAL_FILE) if summary is not None and summary["status"] == COMPLETE else None
+    state, reason = state_of(summary, last, total_steps, lambda: is_locked(process_dir(run_dir, num_seeds)))
+    steps = summary["steps"] if summary is not None else 0
+    wall = summary.get("wall_time_s") if summary is not None else None
+    rate = steps / wall if isinstance(wall, (int, float)) and wall > 0 else None
+    return RunState(run_dir, state, steps, total_steps, rate, reason)

@@ -1,0 +1,127 @@
+"""A trained run rebuilt from its checkpoint, and its evaluation by the training protocol: what ``td3x-eval`` and
+``td3x.load`` share.
+
+The agent is rebuilt from the config stored in the checkpoint, with the run's torch threads; with the defaults
+(the run's ``run.eval_episodes`` and eval seed, same machine) the final checkpoint scores exactly the last row of
+the run's ``eval.csv``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from td3x.algo.envs import env_spec, make_env
+from td3x.algo.evaluation_episodes import EvalResult, evaluate_seeds
+from td3x.algo.seeding import generators_of
+from td3x.algo.td3 import TD3
+from td3x.config.enums import Device
+from td3x.config.hydra import from_saved
+from td3x.config.schema import ConfigError, TrainConfig
+from td3x.host import numerics
+from td3x.rundir import checkpoint
+from td3x.rundir.layout import CHECKPOINT_FILE, CONFIG_FILE, SWEEP_FILE, seed_run_dirs
+
+EVAL_COMMAND = "td3x-eval"  # named in the advice to pick a run
+RUNS_NAMED = 3  # run dirs named when given a folder above them
+
+
+class RunError(ValueError):
+    """A run path, checkpoint or stored config that td3x-eval cannot use."""
+
+
+@dataclass(frozen=True)
+class TrainedRun:
+    """A checkpoint's agent, rebuilt from the config it was trained with."""
+
+    checkpoint_path: Path
+    config: TrainConfig
+    agent: TD3
+    step: int  # env steps the agent was trained for
+    wandb_run_id: str | None
+
+    @property
+    def run_dir(self) -> Path:
+        return self.checkpoint_path.parent
+
+
+def find_checkpoint(target: Path) -> Path:
+    """The checkpoint of ``target``: a run dir's ``checkpoint.pt``, or ``target`` itself when it is a file.
+
+    Raises:
+        RunError: no such path, or a folder above run dirs (a sweep dir): the message names a few of them.
+    """
+    if target.is_dir():
+        if not (target / CHECKPOINT_FILE).exists():
+            _refuse_folder_of_runs(target)
+        return target / CHECKPOINT_FILE
+    if target.exists():
+        return target
+    raise RunError(f"no run dir or checkpoint file at {target}")
+
+
+def _refuse_folder_of_runs(folder: Path) -> None:
+    """Raise a RunError naming a few run dirs when ``folder`` (without a checkpoint of its own) holds some."""
+    # run dirs hold their config.yaml; a K-seeds process dir holds only the seeds' shared checkpoint
+    runs = sorted(path.parent for path in folder.rglob(CHECKPOINT_FILE) if (path.parent / CONFIG_FILE).is_file())
+    if not runs:
+        return  # no run below either: loading the missing checkpoint says so
+    kind = "a sweep dir" if (folder / SWEEP_FILE).is_file() else "a folder of runs, not a run dir"
+    named = ", ".join(str(run) for run in runs[:RUNS_NAMED]) + (", ..." if len(runs) > RUNS_NAMED else "")
+    raise RunError(
+        f"{folder} is {kind}: pick one of the {len(runs)} runs inside, e.g. {EVAL_COMMAND} {runs[0]} ({named})"
+    )
+
+
+def config_from_dict(saved: dict[str, Any]) -> TrainConfig:
+    """The typed, checked ``TrainConfig`` from a stored config, or a RunError saying why not."""
+    try:
+        return from_saved(saved)
+    except ConfigError as error:
+        raise RunError(f"the stored config is refused: {'; '.join(error.problems)}") from error
+
+
+def load_run(target: Path, device: Device | None = None) -> TrainedRun:
+    """Rebuild the trained agent of a run dir or checkpoint file, with the run's torch threads and device
+    (or ``device``).
+
+    Raises:
+        RunError: no such path, or a stored config this td3x refuses.
+        checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
+        numerics.NumericsError: the run's ``run.numerics`` cannot take effect in this process.
+    """
+    path = find_checkpoint(target)
+    parts = checkpoint.load(path)
+    config = config_from_dict(parts["config"])
+    if len(parts["seeds"]) > 1:
+        seed_dirs = seed_run_dirs(path.parent, config.seed, config.run.num_seeds)
+        raise RunError(
+            f"{path} holds the {len(parts['seeds'])} seeds of one process (run.num_seeds); "
+            f"evaluate one of their run dirs: {', '.join(str(d) for d in seed_dirs)}"
+        )
+    numerics.apply(config.run.numerics)  # as in training, before the agent's first torch operation
+    torch.set_num_threads(config.run.num_threads)  # part of the config: it changes float results
+    env = make_env(config.env)
+    try:
+        spec = env_spec(env)
+    finally:
+        env.close()
+    torch_device = (config.run.device if device is None else device).resolve()
+    agent = TD3(spec, config.agent, torch_device, [generators_of(config.seed, torch_device)], config.env.normalize_obs)
+    # a finished run's checkpoint keeps the networks alone (td3x.training.loop.TRAINING_ONLY_PARTS): the fresh agent's
+    # targets and optimisers stand in for the parts it left out, which evaluation never reads
+    agent.load_state_dict(agent.state_dict() | parts["agent"])
+    return TrainedRun(path, config, agent, int(parts["counters"]["step"]), parts.get("wandb_run_id"))
+
+
+def evaluate_run(run: TrainedRun, episodes: int, first_seed: int) -> EvalResult:
+    """``episodes`` noise-free episodes, episode i from ``reset(seed=first_seed + i)``, on a fresh env."""
+    envs = [make_env(run.config.env) for _ in range(episodes)]
+    try:
+        return evaluate_seeds(run.agent.act, [envs], [first_seed])[0]
+    finally:
+        for env in envs:
+            env.close()

@@ -1,0 +1,343 @@
+"""A multirun's jobs, their runs' states, and a launch's cost and closing line: what td3x-train, td3x-sweep and the
+W&B view share.
+
+:func:`list_jobs` composes each job of a ``td3x-train`` command line exactly as Hydra's basic sweeper does (the
+experiment's ``hydra.sweeper.params`` first, then the command line), through Hydra's public API and the rules of
+:mod:`td3x.config.overrides`, and creates nothing. :func:`path_states` reads the state (:mod:`td3x.rundir.state`) of
+every run of a sweep dir (every launch into it, as :mod:`td3x.sweeps.launches` records them), a run dir, a K-seeds
+process dir or a folder of runs (found as ``td3x-report`` finds them: :func:`td3x.rundir.layout.walk_runs`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra.errors import HydraException
+from hydra.types import RunMode
+from omegaconf import DictConfig, open_dict, read_write
+from omegaconf.errors import OmegaConfBaseException
+
+from td3x.config.hydra import CONF_DIR, register_configs, to_typed
+from td3x.config.overrides import apply_overrides, group_options, override_dirname, override_problems, sweep_jobs
+from td3x.config.schema import ConfigError
+from td3x.rundir.layout import (
+    CONFIG_FILE,
+    RunFileError,
+    config_int,
+    read_yaml_mapping,
+    run_configs,
+    seed_range,
+    seed_run_dirs,
+    walk_runs,
+)
+from td3x.rundir.state import COMPLETE, FAILED, NOT_STARTED, STOPPED, RunState, run_state
+from td3x.sweeps.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sweep_dir_override
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    overrides: list[str]
+    run_dir: Path
+    problems: list[str]  # td3x's range checks (empty when the job's config is accepted)
+    total_steps: int = 0
+    seed: int = 0
+    num_seeds: int = 1  # run.num_seeds: the job trains this many seeds, each in its own dir below run_dir
+    num_threads: int = 1  # run.num_threads: the cores the job trains on
+
+    @property
+    def seeds(self) -> range:
+        return seed_range(self.seed, self.num_seeds)
+
+
+@contextlib.contextmanager
+def _composing() -> Iterator[None]:
+    """Hydra initialised on td3x's configs, as for a launch, for the ``_compose`` calls inside."""
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        yield
+
+
+def _compose(overrides: list[str]) -> DictConfig:
+    """The full config (with ``hydra``) of a multirun job, composed by the initialized Hydra's config loader."""
+    loader = GlobalHydra.instance().config_loader()
+    return loader.load_configuration(
+        config_name="train", overrides=overrides, run_mode=RunMode.MULTIRUN, from_shell=False
+    )
+
+
+def _parser() -> OverridesParser:
+    """Hydra's override parser, with the config loader that ``glob()`` sweeps list a group's options from."""
+    return OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+
+
+def _sweep_config(arguments: list[str]) -> DictConfig:
+    """The config the sweep itself is set up from (its sweeper and launcher): the command line's sweeps aside."""
+    return _compose([str(o.input_line) for o in _parser().parse_overrides(arguments) if not o.is_sweep_override()])
+
+
+def job_overrides(arguments: list[str]) -> list[list[str]]:
+    """Each job's overrides, in Hydra's order: the config's ``hydra.sweeper.params``, then the command line."""
+    params = _sweep_config(arguments).hydra.sweeper.params or {}
+    lines = [f"{key}={value}" for key, value in params.items()] + arguments
+    return sweep_jobs(_parser().parse_overrides(lines))
+
+
+class JobComposer:
+    """Composes jobs as Hydra would, composing each distinct choice of config groups once: a job is a copy of
+    its groups' composition with its value overrides (``key=v``, ``+``, ``++``, ``~``) applied in Hydra's order."""
+
+    def __init__(self) -> None:
+        self.groups = set(group_options())
+        self.cache: dict[tuple[str, ...], DictConfig] = {}
+
+    def _is_group(self, override: Override) -> bool:
+        return override.key_or_group in self.groups or "/" in override.key_or_group
+
+    def _composed(self, group_lines: tuple[str, ...]) -> DictConfig:
+        """The full config (with ``hydra``) of one choice of groups, composed once (shared: copy it)."""
+        if group_lines not in self.cache:
+            self.cache[group_lines] = _compose(list(group_lines))
+        return self.cache[group_lines]
+
+    def configs(self, overrides: list[str]) -> tuple[Path, DictConfig]:
+        """A job's run dir, as Hydra resolves it, and its task config (the full config without ``hydra``)."""
+        parsed = _parser().parse_overrides(overrides)
+        cfg = self._composed(tuple(str(o.input_line) for o in parsed if self._is_group(o))).copy()  # a deep copy
+        with read_write(cfg.hydra):  # Hydra applies overrides before it marks its own node read-only
+            apply_overrides(cfg, [o for o in parsed if not self._is_group(o)])
+        dirname = cfg.hydra.job.config.override_dirname
+        with read_write(cfg.hydra.job):
+            cfg.hydra.job.override_dirname = override_dirname(
+                [o for o in parsed if not o.is_hydra_override()],  # Hydra names dirs by task overrides only
+                list(dirname.exclude_keys),
+                dirname.item_sep,
+                dirname.kv_sep,
+            )
+        HydraConfig.instance().set_config(cfg)  # the ${hydra:...} resolvers in the dir names read it
+        run_dir = Path(cfg.hydra.sweep.dir) / str(cfg.hydra.sweep.subdir)
+        with open_dict(cfg):
+            del cfg["hydra"]
+        return run_dir, cfg
+
+    def describe(self, overrides: list[str]) -> Job:
+        run_dir, task = self.configs(overrides)
+        return Job(
+            overrides=overrides,
+            run_dir=run_dir,
+            problems=_problems(task),
+            total_steps=int(task.run.total_steps),
+            seed=int(task.seed),
+            num_seeds=int(task.run.num_seeds),
+            num_threads=int(task.run.num_threads),
+        )
+
+
+def _problems(task: DictConfig) -> list[str]:
+    try:
+        to_typed(task)
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+def check_overrides(arguments: list[str]) -> None:
+    """Refuse overrides as ``td3x-train`` does before Hydra sees them: unknown keys and options, values of the
+    wrong type (raises ConfigError, one line a problem)."""
+    problems = override_problems([argument for argument in arguments if "=" in argument and argument[0] != "-"])
+    if problems:
+        raise ConfigError(problems)
+
+
+def list_jobs(arguments: list[str]) -> list[Job]:
+    """The jobs of a multirun with these overrides (checked first, as td3x-train checks them: ConfigError)."""
+    check_overrides(arguments)
+    with _composing():
+        composer = JobComposer()
+        return with_seed_overlaps([composer.describe(overrides) for overrides in job_overrides(arguments)])
+
+
+def with_seed_overlaps(jobs: list[Job]) -> list[Job]:
+    """Refuse jobs that would train a seed another job of the same settings trains too: with K stacked seeds,
+    ``seed=0,1`` means seeds 0..K-1 and 1..K, not two seeds."""
+    first_job: dict[tuple[tuple[str, ...], int], int] = {}
+    checked = []
+    for number, job in enumerate(jobs):
+        settings = tuple(sorted(line for line in job.overrides if not line.lstrip("+").startswith("seed=")))
+        twice = [seed for seed in job.seeds if (settings, seed) in first_job]
+        for seed in job.seeds:
+            first_job.setdefault((settings, seed), number)
+        problem = (
+            f"seeds {twice[0]}-{twice[-1]} are trained by job {first_job[settings, twice[0]]} too"
+            f" (run.num_seeds={job.num_seeds}: seed=S trains seeds S..S+{job.num_seeds - 1}); sweep seed in"
+            f" steps of {job.num_seeds}, e.g. seed=0,{job.num_seeds}"
+            if twice
+            else ""
+        )
+        checked.append(dataclasses.replace(job, problems=[*job.problems, problem]) if twice else job)
+    return checked
+
+
+def launcher_resources(arguments: list[str]) -> str | None:
+    """What a SLURM launcher asks for each job (one value for the whole array, resolved from the sweep's config as
+    Hydra's launcher resolves it), or None for launchers without these settings."""
+    with _composing():
+        launcher = _sweep_config(arguments).hydra.launcher
+        if "cpus_per_task" not in launcher:
+            return None
+        return f"each job asks SLURM for cpus_per_task={launcher.cpus_per_task}, mem_gb={launcher.mem_gb}"
+
+
+# ---------------------------------------------------------------------- a launch's size and cost, before it starts
+# the speed a launch's cost is estimated at, measured and committed: td3x's reference runs of TD3 (agent=td3_paper)
+# on Hopper-v5, 100k env steps each with the paper's evaluations, one thread, 2-3 seeds a process, on an AMD EPYC
+# (docs/results/report/compute.csv, "env steps per core-second"; tests/commands/test_sweep.py checks it is that table's)
+MEASURED_STEPS_PER_CORE_SECOND = 69.4
+MEASURED_ON = "TD3 agent=td3_paper on Hopper-v5 in td3x's reference runs, one thread, AMD EPYC; docs/results"
+ANNOUNCE_FROM_CORE_HOURS = 1.0  # a launch estimated at less is not announced
+
+
+def launch_cost(jobs: list[Job]) -> str | None:
+    """One line with the size and estimated cost of what the jobs have left to train (steps their run dirs
+    already hold are not counted again), or None below ANNOUNCE_FROM_CORE_HOURS."""
+    runs = sum(job.num_seeds for job in jobs)
+    steps = 0
+    for job in jobs:
+        for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
+            try:
+                steps += max(job.total_steps - run_state(seed_dir, job.total_steps, job.num_seeds).steps, 0)
+            except RunFileError:  # a broken summary: the run trains again from what its checkpoint holds
+                steps += job.total_steps
+    core_hours = steps / MEASURED_STEPS_PER_CORE_SECOND / 3600
+    if core_hours < ANNOUNCE_FROM_CORE_HOURS:
+        return None
+    return (
+        f"this sweep: {len(jobs)} jobs, {runs} runs, {steps:,} env steps to train: about {core_hours:,.0f} "
+        f"core-hours at {MEASURED_STEPS_PER_CORE_SECOND} env steps per core-second ({MEASURED_ON}); your CPU, env "
+        "and agent set the real rate; td3x-sweep list shows its jobs"
+    )
+
+
+def announce_launch(arguments: list[str]) -> None:
+    """Print a multirun's size and estimated cost (``launch_cost``) to stderr before Hydra starts its jobs;
+    nothing for a single run, a command that trains nothing (``--cfg``, ``--info``, ...) or overrides td3x-train
+    refuses (it reports those itself)."""
+    flags = [argument for argument in arguments if argument.startswith("-")]
+    overrides = [argument for argument in arguments if not argument.startswith("-")]
+    if any(flag not in ("-m", "--multirun") for flag in flags):
+        return
+    if not flags and not any("experiment=" in override for override in overrides):
+        return  # no -m and no experiment: a single run, not composed twice
+    try:
+        if not flags and not _is_multirun(overrides):
+            return
+        message = launch_cost(list_jobs(overrides))
+    except (ConfigError, HydraException, OmegaConfBaseException, RunFileError):
+        return  # the launch itself reports the problem, one line
+    if message:
+        print(message, file=sys.stderr)
+
+
+def _is_multirun(overrides: list[str]) -> bool:
+    """Whether these overrides, without ``-m``, launch a multirun (an experiment that sets ``hydra.mode``)."""
+    with _composing():
+        return bool(_sweep_config(overrides).hydra.mode == RunMode.MULTIRUN)
+
+
+# ---------------------------------------------------------------------- status and rerun of a launched sweep
+def launch_jobs(sweep_dir: Path, launch: Launch) -> list[Job]:
+    """The jobs of one launch into ``sweep_dir``, their run dirs in ``sweep_dir`` wherever it was launched to."""
+    return list_jobs([*launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)])
+
+
+def sweep_states(sweep_dir: Path) -> list[RunState]:
+    """The state of every run of every launch into ``sweep_dir``, each run once (launches may share jobs)."""
+    seen: set[Path] = set()
+    states: list[RunState] = []
+    for launch in read_launches(sweep_dir):
+        for job in launch_jobs(sweep_dir, launch):
+            for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
+                if seed_dir not in seen:
+                    seen.add(seed_dir)
+                    states.append(run_state(seed_dir, job.total_steps, job.num_seeds))
+    return states
+
+
+def launch_summary(sweep_dir: Path, launch: Launch) -> str:
+    """The line a multirun ends with: how many of its jobs are complete, failed, stopped (resumable) or not started
+    (refused, or never reached), and where."""
+    counts = dict.fromkeys((COMPLETE, FAILED, STOPPED, NOT_STARTED), 0)
+    jobs = launch_jobs(sweep_dir, launch)
+    for job in jobs:
+        seed_dirs = seed_run_dirs(job.run_dir, job.seed, job.num_seeds)
+        states = {run_state(d, job.total_steps, job.num_seeds).state for d in seed_dirs}
+        counts[_job_outcome(states)] += 1
+    runs = sum(job.num_seeds for job in jobs)
+    outcome = ", ".join(f"{number} {state}" for state, number in counts.items() if number or state == "complete")
+    line = f"multirun: {len(jobs)} jobs ({runs} runs): {outcome}; sweep dir {sweep_dir}"
+    if counts["complete"] == len(jobs):
+        return line
+    return f"{line}; `td3x-sweep status {sweep_dir}` lists its runs, `td3x-sweep rerun {sweep_dir}` relaunches it"
+
+
+def _job_outcome(run_states: set[str]) -> str:
+    """A job's outcome from its runs' states (K seeds share one process: they end alike)."""
+    if FAILED in run_states:
+        return FAILED
+    if len(run_states) == 1 and run_states & {COMPLETE, NOT_STARTED}:
+        return run_states.pop()
+    return STOPPED  # stopped, stale (killed), running (another process trains it): resumable
+
+
+def print_launch_summaries() -> None:
+    """After ``td3x-train -m``: one :func:`launch_summary` line per launch this process made."""
+    for sweep_dir, launch in LAUNCHED_HERE:
+        try:
+            print(launch_summary(sweep_dir, launch), flush=True)
+        except (ConfigError, HydraException, RunFileError, OSError) as error:  # never hides how the sweep ended
+            print(f"multirun: ended; its runs could not be counted ({error}): td3x-sweep status {sweep_dir}")
+
+
+def runs_below(path: Path) -> list[Path]:
+    """The ``config.yaml`` of a run dir, of a K-seeds process dir's seeds in seed order, or of every run at or
+    below a folder of runs (as td3x-report finds them), in path order."""
+    return run_configs(path) or sorted(run_dir / CONFIG_FILE for run_dir, _ in walk_runs(path, log.warning))
+
+
+def path_states(path: Path) -> list[RunState]:
+    """The state of every run of a sweep dir (every launch into it), of a run dir, of each seed of a K-seeds
+    process dir, or of every run below a folder of runs.
+
+    Raises:
+        FileNotFoundError: ``path`` is none of these.
+    """
+    if is_sweep_dir(path):
+        return sweep_states(path)
+    configs = runs_below(path)
+    if not configs:
+        raise FileNotFoundError(
+            f"{path} holds no run: not a sweep dir (no multirun.yaml), a run dir or a folder of runs"
+        )
+    return [_config_state(config) for config in configs]
+
+
+def _config_state(config_path: Path) -> RunState:
+    """The state of the run whose ``config.yaml`` is ``config_path``, against its own ``run.total_steps``."""
+    config = read_yaml_mapping(config_path)
+    run = config.get("run")
+    num_seeds = run.get("num_seeds", 1) if isinstance(run, dict) else 1
+    total_steps = config_int(config, "run.total_steps", config_path)
+    return run_state(config_path.parent, total_steps, num_seeds if isinstance(num_seeds, int) else 1)

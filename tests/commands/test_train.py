@@ -1,0 +1,247 @@
+"""The real ``td3x-train`` entrypoint as a subprocess: Hydra composition, run-dir files, offline W&B files read
+back, multirun, refused configs and a broken W&B (marked slow: seconds to a couple of minutes each); unknown keys
+and options refused in one line with the closest match, before anything is created; td3x's own --help."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers.scripts import BIN
+from helpers.wandb_records import find_run_files, read_run
+
+import td3x
+from td3x.commands.train import help_text, main
+from td3x.config.schema import ConfigError
+
+RUN_FILES = {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt", "wandb"}
+SHORT = ("run.eval_episodes=2", "agent.hidden_sizes=[32,32]", "agent.batch_size=64")
+
+
+def train(*overrides: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    return subprocess.run(
+        [sys.executable, "-m", "td3x.commands.train", *overrides],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**environment, **(env or {})},
+    )
+
+
+def eval_steps(run_dir: Path) -> list[int]:
+    with (run_dir / "eval.csv").open() as file:
+        return [int(row["step"]) for row in csv.DictReader(file)]
+
+
+@pytest.mark.slow
+def test_hopper_paper_preset_with_an_ablation_writes_every_run_file(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = train(
+        "env=hopper",
+        "agent=td3_paper",
+        "ablation=no_delay",
+        "seed=3",
+        "run.total_steps=1500",
+        "run.eval_every=500",
+        "run.eval_episodes=2",
+        "run.log_every=500",
+        f"hydra.run.dir={run_dir}",
+    )
+    assert result.returncode == 0, result.stderr
+    assert {path.name for path in run_dir.iterdir()} >= RUN_FILES
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert config["choices"] == {"env": "hopper", "agent": "td3_paper", "noise": "gaussian", "ablation": "no_delay"}
+    assert (config["paper_row"], config["agent"]["policy_delay"], config["agent"]["hidden_sizes"], config["seed"]) == (
+        "TD3 - DP",
+        1,
+        [400, 300],
+        3,
+    )
+    assert config["logging"]["wandb_mode"] == "offline"  # resolved, not the ${oc.env:...} interpolation
+    assert eval_steps(run_dir) == [0, 500, 1000, 1500]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "complete" and summary["steps"] == 1500 and summary["updates"] == 500
+
+    (wandb_file,) = find_run_files(run_dir)
+    wandb_run = read_run(wandb_file)
+    assert wandb_run.exit_code == 0 and wandb_run.project == "td3x" and wandb_run.job_type == "train"
+    assert wandb_run.name == "hopper-td3_paper-TD3 - DP-s3"
+    assert {"Hopper-v5", "td3_paper", "TD3 - DP", "seed3"} <= set(wandb_run.tags)
+    assert wandb_run.config["agent"]["policy_delay"] == 1 and wandb_run.config["choices"]["ablation"] == "no_delay"
+    eval_rows = [row for row in wandb_run.history if "eval/return_mean" in row]
+    assert [row["env_step"] for row in eval_rows] == [0, 500, 1000, 1500]
+    assert any(
+        metric.get("glob_name") == "eval/*" and metric.get("step_metric") == "env_step" for metric in wandb_run.metrics
+    )
+    assert wandb_run.summary["last10_return"] == pytest.approx(summary["last10_return"])
+
+
+@pytest.mark.slow
+def test_multirun_gives_each_job_its_own_dir_and_wandb_run_in_the_sweeps_group(tmp_path: Path) -> None:
+    result = train(
+        "-m",
+        "seed=0,1",
+        "run.total_steps=400",
+        "run.eval_every=200",
+        "env.random_steps=300",
+        *SHORT,
+        f"hydra.sweep.dir={tmp_path}",
+    )
+    assert result.returncode == 0, result.stderr
+    job_dirs = sorted(path.parent for path in tmp_path.glob("pendulum/none/*/summary.json"))
+    assert [path.name.split("seed=")[1] for path in job_dirs] == ["0", "1"]
+    run_ids = set()
+    for job_dir in job_dirs:
+        assert {path.name for path in job_dir.iterdir()} >= RUN_FILES
+        assert json.loads((job_dir / "summary.json").read_text())["status"] == "complete"
+        (wandb_file,) = find_run_files(job_dir)
+        wandb_run = read_run(wandb_file)
+        run_ids.add(wandb_run.run_id)
+        assert wandb_run.group == tmp_path.name  # logging.group unset: the sweep dir's name
+    assert len(run_ids) == 2  # wandb.finish() between jobs: never one run for the whole sweep
+
+
+@pytest.mark.slow
+def test_bad_config_prints_one_line_per_problem_and_leaves_nothing(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = train("agent.tau=1.5", "agent.policy_delay=0", "run.eval_seed=-1", f"hydra.run.dir={run_dir}")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "config error: agent.tau=1.5 is not allowed: must be in (0, 1]",
+        "config error: agent.policy_delay=0 is not allowed: must be an integer >= 1",
+        "config error: run.eval_seed=-1 is not allowed: must be null or an integer >= 0",  # else Gymnasium, later
+    ]
+    assert not run_dir.exists()
+
+
+@pytest.mark.slow
+def test_unknown_env_is_refused_with_close_matches(tmp_path: Path) -> None:
+    result = train("env.id=Hoper-v5", f"hydra.run.dir={tmp_path / 'run'}")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (
+        "config error: env.id='Hoper-v5' is not allowed: not a registered Gymnasium env; did you mean Hopper-v5"
+        in result.stderr
+    )
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_hydra_composition_errors_name_the_key(tmp_path: Path) -> None:
+    result = train("agent.tau=fast", f"hydra.run.dir={tmp_path / 'run'}")
+    assert result.returncode != 0 and "agent.tau" in result.stderr and "Traceback" not in result.stderr
+    result = train("ablation=no_twn", f"hydra.run.dir={tmp_path / 'run'}")
+    assert result.returncode != 0 and "no_twin" in result.stderr  # Hydra lists the available options
+
+
+@pytest.mark.slow
+def test_a_refused_job_in_a_multirun_does_not_stop_the_others(tmp_path: Path) -> None:
+    result = train(
+        "-m", "agent.tau=1.5,0.5", "run.total_steps=300", "env.random_steps=300", *SHORT, f"hydra.sweep.dir={tmp_path}"
+    )
+    assert result.returncode != 0
+    assert "agent.tau=1.5 is not allowed" in result.stderr
+    finished = [json.loads(path.read_text()) for path in tmp_path.glob("pendulum/none/*/summary.json")]
+    assert [summary["status"] for summary in finished] == ["complete"]  # the good job ran after the bad one
+    assert not list(tmp_path.glob("pendulum/none/agent.tau=1.5*"))
+
+
+@pytest.mark.slow
+def test_training_survives_a_broken_wandb(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "wandb").write_text("a file where W&B wants its directory")
+    result = train(
+        "run.total_steps=400", "run.eval_every=200", "env.random_steps=300", *SHORT, f"hydra.run.dir={run_dir}"
+    )
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout + result.stderr).count("wandb start failed") == 1
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "complete"
+    assert eval_steps(run_dir) == [0, 200, 400]
+
+
+@pytest.mark.slow
+def test_readme_demo_learns_pendulum(tmp_path: Path) -> None:
+    """The README's first command ends in a bare ``td3x-train``: TD3 solves Pendulum-v1 (final eval return above
+    -250) in its 15k steps, says what runs in its first line, and shows an ETA as it goes."""
+    run_dir = tmp_path / "run"
+    result = train(f"hydra.run.dir={run_dir}", env={"WANDB_MODE": "disabled"})  # the run dir only: nothing to tune
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["steps"] == 15000 and summary["final_return"] > -250, summary
+    output = result.stdout + result.stderr  # Hydra logs to stdout
+    assert "training Pendulum-v1 | agent td3 | row TD3 | 15000 steps | seed 0" in output
+    assert "ETA" in output and len(eval_steps(run_dir)) == 16  # every 1000 steps, and step 0
+
+
+def train_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """``td3x-train ARGV`` in this process: its exit code and stderr."""
+    monkeypatch.setattr(sys, "argv", ["td3x-train", *argv])
+    try:
+        main()
+        code = 0
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    return code, capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- strict keys and options
+@pytest.mark.parametrize(
+    ("override", "line"),
+    [
+        ("+agent.polcy_delay=3", "agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?"),
+        ("++run.totl_steps=9", "run.totl_steps is not a td3x key; did you mean run.total_steps?"),
+        ("+seeed=1", "seeed is not a td3x key; did you mean seed?"),
+        ("agent.polcy_delay=3", "agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?"),
+        ("+logging.projekt=x", "logging.projekt is not a td3x key; did you mean logging.project?"),
+        ("experiment=table2", "experiment=table2 needs a +: +experiment=table2 (experiment has no default to change)"),
+        (
+            "env=hoper",
+            "env=hoper is not an option of env: choose one of ant, halfcheetah, hopper, "
+            "inverted_double_pendulum, inverted_pendulum, pendulum, reacher, walker2d; did you mean hopper?",
+        ),
+    ],
+)
+def test_unknown_keys_and_options_are_refused_in_one_line_with_the_closest_match(
+    override: str, line: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, stderr = train_main(monkeypatch, capsys, override, "run.total_steps=10")
+    assert (code, stderr.splitlines()) == (2, [f"config error: {line}"])
+    assert list(tmp_path.iterdir()) == []  # nothing created
+    with pytest.raises(ConfigError) as refused:  # the Python API refuses it the same way
+        td3x.compose([override])
+    assert refused.value.problems == [line]
+
+
+def test_the_real_console_script_refuses_a_typo_before_creating_anything(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [BIN / "td3x-train", "+agent.polcy_delay=3"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "config error: agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_help_is_td3x_own(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    text = help_text()
+    assert "Hydra" not in text.splitlines()[0] and "schema" not in text
+    for expected in (
+        "(default: pendulum)",
+        "no_twin",
+        "td3_paper",
+        "table2",
+        "run.total_steps",
+        "td3x-resume",
+    ):
+        assert expected in text
+    assert train_main(monkeypatch, capsys, "--help")[0] == 0

@@ -1,0 +1,88 @@
+"""The run-dir layout (td3x.rundir.layout): the seeds' dirs, finding a run's configs, and one summary for a fresh run
+and a finished one, from ``td3x.train`` and in ``summary.json`` alike."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import td3x
+from td3x.config.schema import TrainConfig
+from td3x.rundir.layout import (
+    CONFIG_FILE,
+    SUMMARY_FILE,
+    RunSummary,
+    is_timing_column,
+    process_dir,
+    run_configs,
+    seed_run_dirs,
+)
+
+MakeConfig = Callable[..., TrainConfig]
+TINY = (
+    "agent.hidden_sizes=[16,16]",
+    "agent.batch_size=32",
+    "run.eval_episodes=1",
+    "run.total_steps=300",
+    "run.eval_every=150",
+    "env.random_steps=100",
+)
+SUMMARY_KEYS = [  # summary.json's keys, in its order
+    "status",
+    "interrupted",
+    "failure",
+    "steps",
+    "final_return",
+    "last10_return",
+    "evaluations",
+    "updates",
+    "wall_time_s",
+    "run_dir",
+]
+
+
+def test_seed_dirs_and_their_configs(tmp_path: Path) -> None:
+    assert seed_run_dirs(tmp_path, 3, 1) == [tmp_path]
+    dirs = seed_run_dirs(tmp_path, 3, 11)
+    assert dirs[0] == tmp_path / "seed_3" and dirs[-1] == tmp_path / "seed_13"
+    assert [process_dir(d, 11) for d in dirs] == [tmp_path] * 11 and process_dir(tmp_path, 1) == tmp_path
+    assert run_configs(tmp_path) == []
+    for d in dirs:
+        d.mkdir()
+        (d / CONFIG_FILE).write_text("seed: 0\n")
+    assert run_configs(tmp_path) == [d / CONFIG_FILE for d in dirs]  # in seed order: seed_13 after seed_4
+    assert run_configs(dirs[1]) == [dirs[1] / CONFIG_FILE]
+
+
+def test_timing_columns() -> None:
+    assert all(map(is_timing_column, ["eval_time_s", "wall_time_s", "sps", "update_time_s"]))
+    assert not any(map(is_timing_column, ["step", "return_mean", "return_0", "q1_mean", "updates"]))
+
+
+def test_a_summary_keeps_the_files_key_order() -> None:
+    summary = RunSummary.of("running", [1.0, 2.0, 4.0], 30, 20, 1.5, Path("run"))
+    assert list(summary.to_dict()) == SUMMARY_KEYS
+    assert (summary.final_return, summary.last10_return, summary.evaluations) == (4.0, 7.0 / 3, 3)
+    empty = RunSummary.of("failed", [], 0, 0, 0.1, Path("run"), failure="ValueError: x")
+    assert (empty.final_return, empty.last10_return, empty.failure) == (None, None, "ValueError: x")
+
+
+def test_train_returns_the_same_summary_for_a_fresh_and_a_finished_run(make_config: MakeConfig, tmp_path: Path) -> None:
+    """The docs' promise: ``td3x.train`` returns the run's summary, the content of its summary.json, whether it
+    trained the run or found it finished (the wall time aside: the finished one is the final checkpoint's)."""
+    for num_seeds in (1, 2):
+        config, run_dir = make_config(*TINY, f"run.num_seeds={num_seeds}"), tmp_path / str(num_seeds)
+        fresh, finished = td3x.train(config, run_dir), td3x.train(config, run_dir)
+        assert list(fresh) == list(finished)
+        assert {key for key in fresh if fresh[key] != finished[key]} <= {"wall_time_s", "seeds"}
+        seed_dirs = seed_run_dirs(run_dir, 0, num_seeds)
+        for seed, again, seed_dir in zip(
+            fresh.get("seeds", [fresh]), finished.get("seeds", [finished]), seed_dirs, strict=True
+        ):
+            on_disk = json.loads((seed_dir / SUMMARY_FILE).read_text())
+            assert list(seed) == list(again) == list(on_disk) == SUMMARY_KEYS
+            assert {key: value for key, value in again.items() if key != "wall_time_s"} == {
+                key: value for key, value in on_disk.items() if key != "wall_time_s"
+            }
+            assert again["status"] == "complete" and again["steps"] == 300 and again["evaluations"] == 3

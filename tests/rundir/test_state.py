@@ -1,0 +1,136 @@
+"""A run's state (td3x.rundir.state) from its summary, its eval.csv and its lock, and the lock
+itself (td3x.rundir.lock): taken by one process, seen by the others, freed by the kernel when its holder dies, however
+it dies."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from td3x.rundir.layout import RunFileError
+from td3x.rundir.lock import ResumeError, exclusive, is_locked
+from td3x.rundir.state import (
+    COMPLETE,
+    FAILED,
+    NOT_STARTED,
+    RUNNING,
+    STALE,
+    STOPPED,
+    checkpoint_complete,
+    last_eval_step,
+    run_state,
+    state_of,
+)
+
+
+def summary(status: str, steps: int = 1000, **outcome: Any) -> dict[str, Any]:
+    return {"status": status, "steps": steps, "interrupted": None, "failure": None, **outcome}
+
+
+def idle() -> bool:
+    return False
+
+
+def training() -> bool:
+    return True
+
+
+@pytest.mark.parametrize(
+    ("record", "last_step", "lock_held", "expected"),
+    [
+        (summary("complete"), 1000, False, (COMPLETE, None)),
+        (summary("complete"), 1000, True, (COMPLETE, None)),  # a relaunch returning at once holds it a moment
+        (None, None, False, (NOT_STARTED, None)),
+        (None, None, True, (RUNNING, None)),  # started, no evaluation written yet
+        (summary("running", 330), 200, True, (RUNNING, None)),
+        (
+            summary("running", 330, interrupted="RunInterrupted: stopped by SIGINT"),
+            200,
+            False,
+            (STOPPED, "RunInterrupted: stopped by SIGINT"),
+        ),
+        (summary("running", 330, interrupted="RunInterrupted: stopped by SIGINT"), 200, True, (RUNNING, None)),
+        (summary("running", 330), 200, False, (STALE, "killed: no process holds its lock")),
+        (summary("failed", 302, failure="TrainingError: nan"), 200, False, (FAILED, "TrainingError: nan")),
+        (summary("failed", 302, failure="TrainingError: nan"), 200, True, (RUNNING, None)),  # being resumed
+        (summary("complete", 500), 500, False, (STOPPED, "finished 500 steps; run.total_steps=1000 extends it")),
+        (summary("complete"), 800, False, (FAILED, "eval.csv ends at step 800, not at run.total_steps=1000")),
+    ],
+)
+def test_the_state_of_a_run(
+    record: dict[str, Any] | None, last_step: int | None, lock_held: bool, expected: tuple[str, str | None]
+) -> None:
+    assert state_of(record, last_step, 1000, training if lock_held else idle) == expected
+
+
+def test_a_complete_run_is_never_probed() -> None:
+    def probe() -> bool:
+        raise AssertionError("a complete run's lock was probed")
+
+    assert state_of(summary("complete"), 1000, 1000, probe) == (COMPLETE, None)
+
+
+def test_a_checkpoint_is_complete_at_total_steps_with_no_evaluation_due() -> None:
+    assert checkpoint_complete({"step": 1000, "evaluation_due": False}, 1000)
+    assert checkpoint_complete({"step": 1000}, 1000)  # an older checkpoint, without the flag
+    assert not checkpoint_complete({"step": 1000, "evaluation_due": True}, 1000)  # a stop cut the last one short
+    assert not checkpoint_complete({"step": 999}, 1000)
+
+
+def test_last_eval_step_reads_the_last_row(tmp_path: Path) -> None:
+    path = tmp_path / "eval.csv"
+    assert last_eval_step(path) is None
+    path.write_text("step,return_mean\n")
+    assert last_eval_step(path) is None
+    path.write_text("step,return_mean\n0,-1.5\n200,-0.5\n")
+    assert last_eval_step(path) == 200
+    path.write_text("step,return_mean\n0,-1.5\nx,-0.5\n")
+    with pytest.raises(RunFileError, match=r"eval.csv has 'x' in its step column, not a number"):
+        last_eval_step(path)
+
+
+def test_a_seed_of_k_seeds_is_running_while_its_process_dir_is_locked(tmp_path: Path) -> None:
+    seed_dir = tmp_path / "seed_3"
+    seed_dir.mkdir()
+    (seed_dir / "summary.json").write_text(json.dumps(summary("running", 330)))
+    assert run_state(seed_dir, 1000, num_seeds=2).state == STALE
+    with exclusive(tmp_path):
+        assert run_state(seed_dir, 1000, num_seeds=2).state == RUNNING
+        assert run_state(seed_dir, 1000, num_seeds=1).state == STALE  # its own dir holds no lock
+
+
+def test_a_summary_without_status_or_steps_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").write_text(json.dumps({"status": "running"}))
+    with pytest.raises(RunFileError, match="is not a td3x summary: it lacks a status or a steps count"):
+        run_state(tmp_path, 1000)
+
+
+HOLD = (
+    "import sys; from pathlib import Path; from td3x.rundir.lock import exclusive\n"
+    "with exclusive(Path(sys.argv[1])):\n    print('held', flush=True); sys.stdin.read()"
+)
+
+
+def test_the_lock_is_seen_by_other_processes_and_freed_when_its_holder_is_killed(tmp_path: Path) -> None:
+    assert not is_locked(tmp_path) and not is_locked(tmp_path / "absent")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert is_locked(tmp_path)
+        with pytest.raises(ResumeError, match=f"another process is training in {tmp_path}"), exclusive(tmp_path):
+            pass
+        assert is_locked(tmp_path)  # a probe and a refused take leave the holder's lock alone
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not is_locked(tmp_path)
+    with exclusive(tmp_path):
+        assert is_locked(tmp_path)
+    assert not is_locked(tmp_path)
