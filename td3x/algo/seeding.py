@@ -11,34 +11,33 @@ from typing import Any
 import numpy as np
 import torch
 
-TorchGenerator = torch.Generator  # the field named ``torch`` below hides the module inside the class
-
 
 @dataclass
 class Generators:
-    """A generator per consumer, so adding draws in one place never shifts the numbers of another."""
+    """A generator per source of randomness, named as the config's ``seeds.*`` names them, so adding draws in one
+    place never shifts the numbers of another."""
 
-    actions: np.random.Generator  # uniform actions of the random warm-up
-    noise: np.random.Generator  # exploration noise
+    warmup: np.random.Generator  # uniform actions of the random warm-up
+    exploration: np.random.Generator  # exploration noise
     replay: np.random.Generator  # replay sampling
-    torch: torch.Generator  # target policy smoothing noise (on the agent's device)
-    init: TorchGenerator  # the networks' initial weights (on the CPU, so a seed starts alike on every device)
+    smoothing: torch.Generator  # target policy smoothing noise ε (on the agent's device)
+    weights: torch.Generator  # the networks' initial weights (on the CPU, so a seed starts alike on every device)
 
     def state_dict(self) -> dict[str, Any]:
         return {
-            "actions": self.actions.bit_generator.state,
-            "noise": self.noise.bit_generator.state,
-            "replay": self.replay.bit_generator.state,
-            "torch": self.torch.get_state(),
-            "init": self.init.get_state(),
+            CHECKPOINT_NAMES["warmup"]: self.warmup.bit_generator.state,
+            CHECKPOINT_NAMES["exploration"]: self.exploration.bit_generator.state,
+            CHECKPOINT_NAMES["replay"]: self.replay.bit_generator.state,
+            CHECKPOINT_NAMES["smoothing"]: self.smoothing.get_state(),
+            CHECKPOINT_NAMES["weights"]: self.weights.get_state(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.actions.bit_generator.state = state["actions"]
-        self.noise.bit_generator.state = state["noise"]
-        self.replay.bit_generator.state = state["replay"]
-        self.torch.set_state(state["torch"])
-        self.init.set_state(state["init"])
+        self.warmup.bit_generator.state = state[CHECKPOINT_NAMES["warmup"]]
+        self.exploration.bit_generator.state = state[CHECKPOINT_NAMES["exploration"]]
+        self.replay.bit_generator.state = state[CHECKPOINT_NAMES["replay"]]
+        self.smoothing.set_state(state[CHECKPOINT_NAMES["smoothing"]])
+        self.weights.set_state(state[CHECKPOINT_NAMES["weights"]])
 
 
 def seed_everything(seed: int, device: torch.device, sources: Mapping[str, int] | None = None) -> Generators:
@@ -54,14 +53,16 @@ def seed_everything(seed: int, device: torch.device, sources: Mapping[str, int] 
     return generators_of(seed, device, sources)
 
 
-# each generator, the source of randomness it serves (td3x.config.schema.SEED_SOURCES), in the order seed's SeedSequence
-# spawns their children: child i of SeedSequence(s) is generator i's seed whenever its source's seed is s
-GENERATOR_SOURCES = {
-    "actions": "warmup",
-    "noise": "exploration",
+# the sources in the order a seed's SeedSequence spawns their children: child i of SeedSequence(s) is source i's
+# generator's seed whenever its source's seed is s (the order fixes every run's numbers: never reorder)
+SPAWN_ORDER = ("warmup", "exploration", "replay", "smoothing", "weights")
+# the name each generator's state has in a checkpoint (a run-dir file's fields stay as checkpoints wrote them)
+CHECKPOINT_NAMES = {
+    "warmup": "actions",
+    "exploration": "noise",
     "replay": "replay",
-    "torch": "smoothing",
-    "init": "weights",
+    "smoothing": "torch",
+    "weights": "init",
 }
 
 
@@ -75,16 +76,16 @@ def generators_of(seed: int, device: torch.device, sources: Mapping[str, int] | 
             that source's generator is the one ``seed=sources[name]`` would have.
     """
     chosen = sources or {}
-    actions, noise, replay, torch_seed, init_seed = (
-        np.random.SeedSequence(chosen.get(source, seed)).spawn(len(GENERATOR_SOURCES))[i]
-        for i, source in enumerate(GENERATOR_SOURCES.values())
+    warmup, exploration, replay, smoothing, weights = (
+        np.random.SeedSequence(chosen.get(source, seed)).spawn(len(SPAWN_ORDER))[i]
+        for i, source in enumerate(SPAWN_ORDER)
     )
     return Generators(
-        actions=np.random.default_rng(actions),
-        noise=np.random.default_rng(noise),
+        warmup=np.random.default_rng(warmup),
+        exploration=np.random.default_rng(exploration),
         replay=np.random.default_rng(replay),
-        torch=torch.Generator(device).manual_seed(_torch_seed(torch_seed)),
-        init=torch.Generator().manual_seed(_torch_seed(init_seed)),
+        smoothing=torch.Generator(device).manual_seed(_torch_seed(smoothing)),
+        weights=torch.Generator().manual_seed(_torch_seed(weights)),
     )
 
 

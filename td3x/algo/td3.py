@@ -99,7 +99,7 @@ class TD3:
         spec: observation and action sizes of the env.
         config: the agent's hyper-parameters (paper symbols in ``td3x.config.schema.AgentConfig``).
         device: where the networks live.
-        generators: one set per seed: ``init`` draws its initial weights, ``torch`` its target smoothing noise ε.
+        generators: one set per seed: ``weights`` draws its initial weights, ``smoothing`` its target smoothing noise ε.
         normalize_obs: whether the networks see running-mean/std normalised observations (``env.normalize_obs``).
         compile: run the two losses through ``torch.compile`` (``run.compile``): the same math, fused kernels.
         precision: the dtype of the networks' matrix products in the losses (``run.precision``,
@@ -122,8 +122,12 @@ class TD3:
         self.device, self.n_seeds = device, len(generators)
         # σ̃ and c are in agent.noise_units: ε is drawn in those, then scaled to normalised units per action dim
         self.noise_scale = torch.as_tensor(spec.noise_scale(config.noise_units), dtype=torch.float32, device=device)
-        self.smoothing_generators = [g.torch for g in generators]
-        hidden, init, init_generators = list(config.hidden_sizes), config.final_layer_init, [g.init for g in generators]
+        self.smoothing_generators = [g.smoothing for g in generators]
+        hidden, init, init_generators = (
+            list(config.hidden_sizes),
+            config.final_layer_init,
+            [g.weights for g in generators],
+        )
         self.obs_normalizer = make_normalizer(normalize_obs, self.n_seeds, spec.obs_dim).to(device)
         self.actor = Actor(spec.obs_dim, spec.action_dim, hidden, init_generators, config.n_actors, init).to(device)
         self.critic = CriticEnsemble(

@@ -98,7 +98,7 @@ class SeedRun:
         self.eval_envs = [make_env(config.env) for _ in range(config.run.eval_episodes * config.seeds.evaluation_sets)]
         spec = env_spec(self.env)
         self.action_dim = spec.action_dim
-        self.noise = make_noise(config.noise, self.action_dim, self.generators.noise)
+        self.noise = make_noise(config.noise, self.action_dim, self.generators.exploration)
         self.noise_scale = spec.noise_scale(config.agent.noise_units)  # noise.std's units -> normalised ones
         self.tape = EpisodeTape()
         self.episode = {"return": 0.0, "length": 0}
@@ -115,7 +115,7 @@ class SeedRun:
         return self.tape.reset(self.env, self.sources["env"] if first else None)
 
     def random_action(self) -> np.ndarray:
-        return self.generators.actions.uniform(-1.0, 1.0, self.action_dim).astype(np.float32)
+        return self.generators.warmup.uniform(-1.0, 1.0, self.action_dim).astype(np.float32)
 
     def noisy_action(self, policy_action: np.ndarray, step: int) -> np.ndarray:
         action = np.clip(policy_action + self.noise_scale * self.noise.sample(step), -1.0, 1.0).astype(np.float32)

@@ -31,22 +31,22 @@ def legacy_generators(seed: int) -> Generators:
     actions, noise, replay, smoothing, init = np.random.SeedSequence(seed).spawn(5)
     as_torch = lambda sequence: int(sequence.generate_state(1, dtype=np.uint64)[0]) >> 1  # noqa: E731
     return Generators(
-        actions=np.random.default_rng(actions),
-        noise=np.random.default_rng(noise),
+        warmup=np.random.default_rng(actions),
+        exploration=np.random.default_rng(noise),
         replay=np.random.default_rng(replay),
-        torch=torch.Generator(CPU).manual_seed(as_torch(smoothing)),
-        init=torch.Generator().manual_seed(as_torch(init)),
+        smoothing=torch.Generator(CPU).manual_seed(as_torch(smoothing)),
+        weights=torch.Generator().manual_seed(as_torch(init)),
     )
 
 
 def draws(generators: Generators) -> dict[str, list[float]]:
     """A few numbers from each generator."""
     return {
-        "actions": generators.actions.uniform(-1, 1, 4).tolist(),
-        "noise": generators.noise.standard_normal(4).tolist(),
+        "warmup": generators.warmup.uniform(-1, 1, 4).tolist(),
+        "exploration": generators.exploration.standard_normal(4).tolist(),
         "replay": generators.replay.integers(0, 1000, 4).tolist(),
-        "torch": torch.randn(4, generator=generators.torch).tolist(),
-        "init": torch.randn(4, generator=generators.init).tolist(),
+        "smoothing": torch.randn(4, generator=generators.smoothing).tolist(),
+        "weights": torch.randn(4, generator=generators.weights).tolist(),
     }
 
 
@@ -119,7 +119,7 @@ def test_pinning_one_source_across_two_stacked_seeds(
             trainer.buffer.add(obs, np.zeros((2, 1)), np.zeros(2), obs, np.zeros(2))
         batch = trainer.buffer.sample(64)
         assert torch.equal(batch.obs[0], batch.obs[1]) is same_replay
-        assert trainer.seeds[0].generators.actions.random() != trainer.seeds[1].generators.actions.random()
+        assert trainer.seeds[0].generators.warmup.random() != trainer.seeds[1].generators.warmup.random()
     finally:
         trainer.close("complete")
 
