@@ -1,0 +1,35 @@
+"""A checkpoint written before td3x's modules moved into folders resumes under today's code to the same numbers: the
+run and its straight twin were trained at commit 39fabdc (tests/data/checkpoint_before_folders/README.md), in
+portable numerics, so that the rows repeat on any CPU."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.run_files import without_timing
+
+from td3x.rundir import checkpoint
+from td3x.rundir.layout import EVAL_FILE, METRICS_FILE
+
+OLD = Path(__file__).resolve().parents[1] / "data" / "checkpoint_before_folders"
+
+
+def test_the_old_checkpoint_is_read_back_by_part() -> None:
+    parts = checkpoint.load(OLD / "run" / "checkpoint.pt")
+    assert parts["counters"]["step"] == 400
+    assert set(parts["seeds"][0]["generators"]) == {"actions", "noise", "replay", "torch", "init"}
+
+
+@pytest.mark.slow
+def test_a_checkpoint_from_before_the_move_resumes_to_the_straight_runs_numbers(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(OLD / "run", run_dir)
+    resume = [sys.executable, "-m", "td3x.commands.resume", str(run_dir), "run.total_steps=800"]
+    result = subprocess.run(resume, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    for name in (EVAL_FILE, METRICS_FILE):
+        assert without_timing(run_dir / name) == without_timing(OLD / "straight" / name), name
