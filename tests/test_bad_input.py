@@ -328,7 +328,7 @@ class TestCorruptRunFiles:
         cases = {
             "config.yaml": self.BAD_YAML,
             "summary.json": ('{"status": ', "is not valid JSON: Expecting value at line 1, column 12"),
-            "eval.csv": None,  # status reads no eval.csv: a broken one leaves it working
+            "eval.csv": None,  # a complete run's eval.csv must reach run.total_steps: one that does not, failed
         }
         for name, case in cases.items():
             run = copy_of(trained_run, tmp_path / name)
@@ -336,7 +336,8 @@ class TestCorruptRunFiles:
             before = snapshot(run)
             result = cli("td3x-sweep", "status", run, cwd=tmp_path)
             if case is None:
-                assert result.returncode == 0 and result.stderr == "" and "1 complete" in result.stdout
+                assert result.returncode == 1 and result.stderr == "" and "1 failed" in result.stdout
+                assert "eval.csv ends at step 0, not at run.total_steps=300" in result.stdout
             else:
                 assert_refused(result, 2, f"td3x-sweep: {run}/{name} {case[1]}")
             assert snapshot(run) == before
