@@ -15,8 +15,8 @@ pip install --quiet "$scratch"/dist/td3x-*.whl
 
 cd "$scratch"                          # nothing of the checkout is on the path from here
 python - <<'PY'
-import td3x.config.schema
-assert "site-packages" in str(td3x.config.schema.CONF_DIR), f"conf/ not from the wheel: {td3x.config.schema.CONF_DIR}"
+import td3x.config.hydra
+assert "site-packages" in str(td3x.config.hydra.CONF_DIR), f"conf/ not from the wheel: {td3x.config.hydra.CONF_DIR}"
 PY
 td3x-train run.total_steps=600 env.random_steps=200 run.eval_every=300 run.eval_episodes=2 \
   logging.wandb_mode=disabled hydra.run.dir=wheel_run
