@@ -41,7 +41,7 @@ FLOORS = {
     "api": 5,
     "entrypoint": 6,  # python -m td3x.entrypoint: td3x-train's module path before the folders, for queued jobs
 }
-COMMAND_HELPERS = {"td3x.commands.common", "td3x.commands.exit_codes"}  # what the commands share
+COMMAND_HELPERS = {"td3x.commands.common", "td3x.commands.train_and_report"}  # what the commands share
 MAX_LINES = 400
 
 

@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
-from td3x.commands.exit_codes import run_and_report
+from td3x.commands.train_and_report import run_and_report
 from td3x.config.enums import ResumeMode
 from td3x.config.hydra import from_saved
 from td3x.config.inert import RESUME_INERT, is_inert

@@ -3,7 +3,7 @@
 ``main`` checks the overrides and the config before anything is created and reports problems one line each;
 inside a multirun job it raises instead of exiting, so the sweep goes on. Training itself is the library's,
 :func:`td3x.training.run.run` (which also refuses what this machine cannot run), through
-:func:`td3x.commands.exit_codes.run_and_report`.
+:func:`td3x.commands.train_and_report.run_and_report`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 
 from td3x import __version__
 from td3x.commands.common import VERSION_LINE, exit_with
-from td3x.commands.exit_codes import fail, remove_if_only_hydra_files, run_and_report
+from td3x.commands.train_and_report import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config.hydra import CONF_DIR, register_configs, to_typed
 from td3x.config.overrides import default_choices, flag_problem, group_options, override_problems, run_choices
 from td3x.config.schema import ConfigError, TrainConfig

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from td3x.commands import exit_codes as cli_run
-from td3x.commands.exit_codes import last10_label
+from td3x.commands import train_and_report
+from td3x.commands.train_and_report import last10_label
 from td3x.config.schema import TrainConfig
 from td3x.training import progress
 from td3x.training.loop import RunInterrupted
@@ -78,9 +78,9 @@ class TestStopAndResumeMessages:
         def stopped(*_: Any) -> None:
             raise RunInterrupted("stopped by SIGINT at env step 1200, after a checkpoint")
 
-        monkeypatch.setattr(cli_run, "run", stopped)
+        monkeypatch.setattr(train_and_report, "run", stopped)
         with pytest.raises(SystemExit) as exit_:
-            cli_run.run_and_report(None, tmp_path / "run", None)  # type: ignore[arg-type]
+            train_and_report.run_and_report(None, tmp_path / "run", None)  # type: ignore[arg-type]
         assert exit_.value.code == 1
         assert capsys.readouterr().err == (
             "training stopped: stopped by SIGINT at env step 1200, after a checkpoint; "
