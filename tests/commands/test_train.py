@@ -245,3 +245,12 @@ def test_train_help_is_td3x_own(monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     ):
         assert expected in text
     assert train_main(monkeypatch, capsys, "--help")[0] == 0
+
+
+def test_the_module_path_before_the_folders_still_starts_td3x_train(tmp_path: Path) -> None:
+    """``python -m td3x.entrypoint``, which jobs queued before the modules moved into folders run, is td3x-train."""
+    result = subprocess.run(
+        [sys.executable, "-m", "td3x.entrypoint", "--help"], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert result.returncode == 0 and result.stdout.startswith("td3x-train "), result.stderr
+    assert "Usage: td3x-train" in result.stdout
