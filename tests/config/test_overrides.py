@@ -189,7 +189,7 @@ import json, os
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
-from td3x.config.schema import CONF_DIR, register_configs
+from td3x.config.hydra import CONF_DIR, register_configs
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="train")
 def record(cfg):

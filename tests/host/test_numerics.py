@@ -88,14 +88,14 @@ def run_python(code: str, pinned: bool = True) -> subprocess.CompletedProcess[st
 @pytest.mark.slow
 def test_a_process_that_computed_first_or_under_the_other_mode_or_unpinned_refuses_portable() -> None:
     apply_portable = (
-        "from td3x.config.schema import Numerics; from td3x.host.numerics import apply; apply(Numerics.portable)"
+        "from td3x.config.enums import Numerics; from td3x.host.numerics import apply; apply(Numerics.portable)"
     )
     computed_first = run_python(f"import torch; torch.ones(2) + 1\n{apply_portable}")
     assert "NumericsError" in computed_first.stderr and "runs AVX" in computed_first.stderr
     unpinned = run_python(apply_portable, pinned=False)  # a user's script: it cannot restart itself
     assert "StartupPinsMissing" in unpinned.stderr and "NPY_DISABLE_CPU_FEATURES=" in unpinned.stderr
     other_mode = run_python(
-        "from td3x.config.schema import Numerics; from td3x.host.numerics import apply, effective_settings\n"
+        "from td3x.config.enums import Numerics; from td3x.host.numerics import apply, effective_settings\n"
         "apply(Numerics.portable); apply(Numerics.portable); print(effective_settings()['mode'])\n"
         "apply(Numerics.native)"
     )
