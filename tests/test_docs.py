@@ -73,8 +73,8 @@ def test_pages_speak_to_users(name: str) -> None:
 
 def test_readme_and_ci_run_the_same_test_command() -> None:
     ci_commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
-    assert "python -m pytest" in ci_commands
-    assert 'pip install -e ".[test]" && python -m pytest\n' in README.read_text()
+    assert "python -m pytest -n auto" in ci_commands
+    assert 'pip install -e ".[test]" && python -m pytest -n auto\n' in README.read_text()
 
 
 def test_the_key_reference_lists_every_leaf_key_of_the_schema() -> None:

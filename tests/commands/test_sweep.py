@@ -27,6 +27,7 @@ import yaml
 from helpers.run_files import assert_same_run, signal_at, without_timing
 from helpers.scripts import exit_code
 from helpers.sweeps import (
+    ONE_CLUSTER_AT_A_TIME,
     TINY,
     _last_eval_step,
     _wait_for,
@@ -533,6 +534,7 @@ def test_a_stopped_stacked_job_resumes_with_rerun_and_td3x_resume_like_the_job_u
 
 # ---------------------------------------------------------------------- SLURM preemption of a stacked job
 @pytest.mark.slow
+@ONE_CLUSTER_AT_A_TIME
 @pytest.mark.usefixtures("slurm_cluster")
 def test_a_preempted_stacked_slurm_job_resumes_and_ends_bit_identical(tmp_path: Path, make_config: MakeConfig) -> None:
     """One array task training seeds 0 and 1 stacked, preempted (USR2) after its checkpoint at step 400: SLURM

@@ -114,6 +114,11 @@ def td3x(module: str, *args: str, cwd: Path | None = None) -> subprocess.Complet
     )
 
 
+# The tests that start a local SLURM or Ray cluster run on one pytest-xdist worker, one after another: a SLURM
+# cluster is one per machine, and a module's fixture stops it when that module's tests end.
+ONE_CLUSTER_AT_A_TIME = pytest.mark.xdist_group("clusters")
+
+
 # ---------------------------------------------------------------------- Ray on 127.0.0.1
 # Token authentication (on by default since Ray 2.60) would write a token into ~/.ray: a test cluster bound to
 # 127.0.0.1 opts out; usage stats are never sent

@@ -24,6 +24,7 @@ import pytest
 import submitit
 import torch
 from helpers.sweeps import (
+    ONE_CLUSTER_AT_A_TIME,
     RAY_ENVIRONMENT,
     TINY,
     RayCluster,
@@ -48,6 +49,7 @@ from td3x.sweeps.multirun import list_jobs
 from td3x.training.run import run
 
 __all__ = ["ray_cluster", "slurm_cluster"]  # fixtures, imported so that this module's tests can use them
+pytestmark = ONE_CLUSTER_AT_A_TIME
 
 
 def sweep(
