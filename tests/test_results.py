@@ -273,3 +273,43 @@ def test_the_study_s_warmup_seed_3_returns_the_same_from_5k_steps_on() -> None:
         "env/2",
         "warmup/3",
     ]
+
+
+# ---------------------------------------------------------------------------------------------------- tuning
+TUNING = RESULTS / "tuning_pendulum"  # docs/tuning.md's first study, as run: td3x-tune's summary and timing
+
+
+def tuning_table() -> dict[str, str]:
+    """docs/tuning.md's table of the study it ran: row name -> its text."""
+    rows = re.findall(
+        r"^\| (trials|time|env steps|best trial|search score|fresh-seed score) \| (.+) \|$",
+        (ROOT / "docs" / "tuning.md").read_text(),
+        flags=re.MULTILINE,
+    )
+    return dict(rows)
+
+
+def test_the_tuning_page_quotes_the_committed_study_it_ran() -> None:
+    summary = json.loads((TUNING / "summary.json").read_text())
+    trials = pd.read_csv(TUNING / "trials.csv")
+    wall_time = json.loads((TUNING / "timing.json").read_text())["wall_time_s"]
+    complete, pruned = trials.query("state == 'complete'"), trials.query("state == 'pruned'")
+    minutes, seconds = divmod(round(wall_time), 60)
+    table = tuning_table()
+    assert table["trials"].startswith(f"{len(complete)} complete, {len(pruned)} pruned")
+    assert set(pruned["pruned_at_step"]) == {1500} and "each at env step 1500" in table["trials"]
+    assert table["time"] == (
+        f"{minutes} min {seconds:02d} s in all: {summary['compute']['trial_wall_time_s']:.0f} s of training in trials "
+        f"({complete['wall_time_s'].min():.0f}-{complete['wall_time_s'].max():.0f} s a complete trial, "
+        f"{pruned['wall_time_s'].min():.0f}-{pruned['wall_time_s'].max():.0f} s a pruned one), "
+        f"{summary['fresh']['wall_time_s']:.0f} s for the {len(summary['fresh']['seeds'])} fresh seeds"
+    )
+    assert table["env steps"].startswith(f"{summary['compute']['trial_env_steps']:,} in trials")
+    best = summary["best_params"]
+    assert table["best trial"].startswith(f"trial {summary['best_trial']}: ")
+    assert [f"{value:.3g}" for value in best.values()] == re.findall(r"` ([\d.]+)", table["best trial"])
+    assert table["search score"].startswith(f"−{-summary['search_score']:.2f} ")
+    low, high = summary["fresh"]["interval95"]
+    assert table["fresh-seed score"].startswith(
+        f"−{-summary['fresh']['score']:.2f}, 95% interval [−{-low:.2f}, −{-high:.2f}]"
+    )
