@@ -42,6 +42,7 @@ from td3x.analysis.two_sample import ALPHA, Comparison, compare, holm_by_row
 
 SPREAD = 2.0  # the band is the authors' mean ± SPREAD population stds across their seeds
 PRIMARY = "run_mean"  # the statistic of the primary test
+SENSITIVITY = "after_warmup"  # the sensitivity table's: the mean over the evaluations after the warm-up
 STATISTICS = {  # statistic name → how it reads in the report
     "run_mean": "mean return over evaluations 5k..T",
     "final": "return at T",

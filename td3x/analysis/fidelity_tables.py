@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from td3x.analysis import equivalence, tables
-from td3x.analysis.fidelity import PRIMARY, SPREAD, STATISTICS, Fidelity
+from td3x.analysis.fidelity import PRIMARY, SENSITIVITY, SPREAD, STATISTICS, Fidelity
 from td3x.analysis.tables import (
     EMPTY,
     difference_text,
@@ -21,7 +21,6 @@ from td3x.analysis.tables import (
 )
 from td3x.analysis.two_sample import ALPHA
 
-SENSITIVITY = "after_warmup"  # the sensitivity table's statistic
 MDD_DESIGN = "our seeds against the authors' 10, the authors' SD on both sides"
 
 

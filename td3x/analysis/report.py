@@ -80,6 +80,7 @@ class Report:
     settings: Settings
     source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_sources.py)
     peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (peer.py)
+    peer_sensitivity: list[PeerComparison] = field(default_factory=list)  # the same, the mean after the warm-up
 
 
 @dataclass
@@ -139,6 +140,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         settings,
         source_studies,
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds),
+        peer.peer_comparisons(against_authors, peer_rows, settings.bounds, peer.SENSITIVITY),
     )
 
 
@@ -178,7 +180,7 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **aggregates.frames(report.normalisers, report.aggregates),
         **seed_spread.frames(report.studies),
         **fidelity_tables.frames(report.fidelity),
-        **peer.frames(report.peers),
+        **peer.frames(report.peers, report.peer_sensitivity),
         **seed_sources.frames(report.source_studies),
         **compute.frames(grid),
     }
@@ -223,7 +225,7 @@ def render_markdown(
         _header(report),
         *return_tables.markdown(frames, report.settings.at_step),
         bias.markdown(frames),
-        fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers),
+        fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers, report.peer_sensitivity),
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates),
         seed_spread.markdown(report.studies, only_source_studies),
         seed_sources.markdown(report.source_studies),

@@ -170,3 +170,13 @@ def test_the_sensitivity_table_reproduces_the_audits_numbers(committed: Report) 
         assert (round(test.difference, 1), test.p) == (difference, pytest.approx(p, abs=1e-3, rel=0.05)), key
     hopper = cells[("TD3 [agent=td3_paper]", "Hopper-v5")]  # random_steps = 1000: the same 20 evaluations
     assert hopper.after_warmup.test.p == hopper.run_mean.test.p
+
+
+def test_the_peer_sensitivity_table_compares_the_means_after_the_warm_up_unadjusted(committed: Report) -> None:
+    cells = {(f.row, f.env_id): f for f in committed.fidelity}
+    primary = [(c.row, c.env_id) for c in committed.peers]
+    assert [(c.row, c.env_id) for c in committed.peer_sensitivity] == primary
+    for c in committed.peer_sensitivity:
+        ours, peer = cells[(c.row, c.env_id)].after_warmup.ours, cells[("SB3 TD3", c.env_id)].after_warmup.ours
+        assert c.statistic == "after_warmup" and c.test.difference == pytest.approx(ours.mean() - peer.mean())
+        assert np.isnan(c.holm_p) and np.isnan(c.equivalence.holm_p)  # descriptive: no family
