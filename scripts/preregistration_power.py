@@ -10,10 +10,9 @@ td3x's and Stable-Baselines3's committed pilot runs (docs/results/runs), the fir
 (docs/results/seed_study/runs), the authors' TD3 curves (td3x/data, read through ``td3x.analysis.paper``), and the
 compute tables (docs/results/report/compute.csv, docs/results/seed_study/report/compute.csv, docs/performance.md).
 
-Power of Welch's difference test is the noncentral t with the Welch-Satterthwaite df at the assumed SDs. Power of
-TOST (two one-sided Welch tests, each at α) integrates over the estimated standard error, taken as
-SE·sqrt(χ²_ν/ν) with ν the Welch-Satterthwaite df (exact for equal n and SDs, Satterthwaite's approximation
-otherwise), independent of the difference of means. The seed-study tests are simulated with a fixed seed.
+The power of Welch's difference test and of TOST, and the minimum detectable difference, are
+``td3x.analysis.power``'s (the report computes them the same way). The seed-study tests are simulated with a fixed
+seed.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ import yaml
 from scipy import optimize, stats
 
 from td3x.analysis.paper import TD3_ROW, authors_curves, authors_steps, table2_score
+from td3x.analysis.power import mdd, smallest_bound, tost_power
 from td3x.analysis.runs import Run, find_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,62 +45,10 @@ COMPUTE = ROOT / "docs" / "results" / "report" / "compute.csv"
 STUDY_COMPUTE = ROOT / "docs" / "results" / "seed_study" / "report" / "compute.csv"
 PERFORMANCE = ROOT / "docs" / "performance.md"
 HORIZON = 100_000  # every committed pilot run's length
-# TOST power's quadrature nodes and weights on [-1, 1]: 200 are plenty for 3 digits
-# (tests/scripts/test_preregistration.py)
-GAUSS_NODES, GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(200)
 POWER_DIGITS, RETURN_DIGITS, RATIO_DIGITS, HOURS_DIGITS = 3, 2, 2, 1
 
 
 # ------------------------------------------------------------------------------------------------ Welch and TOST
-def welch_df(sd_x: float, n_x: int, sd_y: float, n_y: int) -> float:
-    """The Welch-Satterthwaite degrees of freedom of two samples with these SDs and sizes."""
-    vx, vy = sd_x**2 / n_x, sd_y**2 / n_y
-    return (vx + vy) ** 2 / (vx**2 / (n_x - 1) + vy**2 / (n_y - 1))
-
-
-def welch_se(sd_x: float, n_x: int, sd_y: float, n_y: int) -> float:
-    """The standard error of the difference of two means."""
-    return math.sqrt(sd_x**2 / n_x + sd_y**2 / n_y)
-
-
-def welch_power(delta: float, sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float) -> float:
-    """Power of the two-sided Welch t-test at level ``alpha`` when the true difference of means is ``delta``."""
-    df = welch_df(sd_x, n_x, sd_y, n_y)
-    ncp = delta / welch_se(sd_x, n_x, sd_y, n_y)
-    critical = stats.t.ppf(1 - alpha / 2, df)
-    far_tail = np.nan_to_num(stats.nct.cdf(-critical, df, abs(ncp)))  # NaN where it underflows: 0
-    return float(stats.nct.sf(critical, df, abs(ncp)) + far_tail)
-
-
-def mdd(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float, power: float) -> float:
-    """The minimum detectable difference: the true difference the two-sided Welch test detects with ``power``."""
-    se = welch_se(sd_x, n_x, sd_y, n_y)
-    return float(optimize.brentq(lambda d: welch_power(d, sd_x, n_x, sd_y, n_y, alpha) - power, 0.0, 10 * se))
-
-
-def tost_power(delta: float, bound: float, sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float) -> float:
-    """Power of TOST (equivalence within ±``bound``: both one-sided Welch tests at ``alpha`` reject, i.e. the
-    1 − 2α interval lies inside the bound) when the true difference is ``delta``.
-
-    The probability that the difference of means lies inside (−bound + h, bound − h), h the interval's half-width
-    c·SE·sqrt(χ²/ν), integrated over χ²'s quantile u (Gauss-Legendre) up to the χ² where h
-    reaches the bound and no difference can be claimed.
-    """
-    se, df = welch_se(sd_x, n_x, sd_y, n_y), welch_df(sd_x, n_x, sd_y, n_y)
-    critical = stats.t.ppf(1 - alpha, df)
-    u_max = stats.chi2.cdf(df * (bound / (critical * se)) ** 2, df)
-    u = (GAUSS_NODES + 1) * u_max / 2
-    half = critical * se * np.sqrt(stats.chi2.ppf(u, df) / df)
-    inside = stats.norm.cdf((bound - half - delta) / se) - stats.norm.cdf((-bound + half - delta) / se)
-    return float(np.sum(GAUSS_WEIGHTS * np.clip(inside, 0.0, None)) * u_max / 2)
-
-
-def smallest_bound(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float, power: float) -> float:
-    """The narrowest bound at which TOST has ``power`` when the truth is equal."""
-    se = welch_se(sd_x, n_x, sd_y, n_y)
-    return float(optimize.brentq(lambda b: tost_power(0.0, b, sd_x, n_x, sd_y, n_y, alpha) - power, 1e-6, 20 * se))
-
-
 def sd_upper(sd: float, n: int, confidence: float) -> float:
     """The one-sided upper confidence limit of a normal SD estimated from ``n`` values (chi-square)."""
     return sd * math.sqrt((n - 1) / stats.chi2.ppf(1 - confidence, n - 1))

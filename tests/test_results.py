@@ -1,8 +1,9 @@
 """docs/results: td3x's own reference runs and its Hopper seed study, the reports made from them, and the pages
 that quote them.
 
-No number there is typed by hand: ``td3x-report docs/results/runs --out docs/results/report --plotly none`` made
-the report from the committed run files (and the same for ``docs/results/seed_study``), this test makes each again
+No number there is typed by hand: ``td3x-report docs/results/runs --out docs/results/report --plotly none
+--preregistration docs/results/preregistration.yaml`` made the report from the committed run files (and the same,
+without the pre-registration, for ``docs/results/seed_study``), this test makes each again
 and compares every table byte for byte, and every table on a results page must be a table of its report.
 """
 
@@ -22,7 +23,15 @@ from td3x.rundir.layout import is_timing_column
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
-REPORT_COMMAND = ["docs/results/runs", "--out", "docs/results/report", "--plotly", "none"]  # run from the root
+REPORT_COMMAND = [  # run from the root
+    "docs/results/runs",
+    "--out",
+    "docs/results/report",
+    "--plotly",
+    "none",
+    "--preregistration",
+    "docs/results/preregistration.yaml",
+]
 RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
 # the seed study (+experiment=seed_study env=hopper agent=td3_paper run.total_steps=15000): its own runs, report, page
 STUDY = RESULTS / "seed_study"
@@ -113,12 +122,20 @@ def test_the_results_page_quotes_the_report_s_tables_and_plots(published: str) -
 
 
 def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
-    """The fidelity test's primary table is on the page whole: every row and env, whatever its outcome."""
+    """The fidelity test's primary table is on the page whole: every row and env, whatever its outcome and its
+    equivalence decision."""
     page = PAGE.read_text().splitlines()
     fidelity = pd.read_csv(REPORT / "fidelity.csv")
     assert len(fidelity) == 15 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
-    for row, env, outcome in fidelity[["row", "env", "outcome"]].itertuples(index=False):
-        lines = [line for line in page if line.startswith(f"| {row} | {env} | ") and line.endswith(f" | {outcome} |")]
+    columns = ["row", "env", "outcome", "run_mean_equivalence"]
+    for row, env, outcome, decision in fidelity[columns].itertuples(index=False):
+        lines = [
+            line
+            for line in page
+            if line.startswith(f"| {row} | {env} | ")
+            and f" | {outcome} | " in line
+            and line.endswith(f" | {decision} |")
+        ]
         assert len(lines) == 1, (row, env)
 
 

@@ -3,8 +3,8 @@ Markdown assembled in the report's order (``write_report``).
 
 Each section is one module holding its numbers, tables, Markdown and plots: ``return_tables`` (Tables 2 and 1,
 return at a step, area under the curve, learning curves, the cells and runs and what was not averaged), ``bias``,
-``fidelity`` and ``peer`` (printed as one section), ``aggregates``, ``seed_spread`` (the "Seed study" of cells with
-many seeds), ``seed_sources`` and ``compute``. This module only calls them in order.
+``fidelity`` with ``fidelity_tables`` and ``peer`` (printed as one section), ``aggregates``, ``seed_spread`` (the
+"Seed study" of cells with many seeds), ``seed_sources`` and ``compute``. This module only calls them in order.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from td3x.analysis import (
     bias,
     compute,
     fidelity,
+    fidelity_tables,
     peer,
     plots,
     return_tables,
@@ -29,6 +30,7 @@ from td3x.analysis import (
 from td3x.analysis.aggregates import Normaliser, RowAggregate
 from td3x.analysis.cell_stats import CellStats, cell_stats
 from td3x.analysis.cells import Grid, make_grid
+from td3x.analysis.equivalence import BoundRule
 from td3x.analysis.fidelity import Fidelity
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS
 from td3x.analysis.peer import PeerComparison
@@ -53,11 +55,14 @@ class Settings:
             used by cells with 5 or more seeds (fewer get Student-t intervals).
         seed: seeds every bootstrap, so the same runs give the same report.
         at_step: the env step of the "return at" table.
+        bounds: where the fidelity and peer tables' equivalence bounds come from (a pre-registration file's, or
+            the default rule).
     """
 
     reps: int = 2000
     seed: int = 0
     at_step: int = 100_000
+    bounds: BoundRule = field(default_factory=BoundRule)
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +80,7 @@ class Report:
     settings: Settings
     source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_sources.py)
     peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (peer.py)
+    peer_sensitivity: list[PeerComparison] = field(default_factory=list)  # the same, the mean after the warm-up
 
 
 @dataclass
@@ -120,7 +126,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     normalisers = aggregates.make_normalisers(grid, scores, aggregates.untrained_levels(stats))
     studies = seed_spread.study_cells(stats.values(), settings.reps, settings.seed)
     rows = aggregates.aggregate_rows(grid, scores, normalisers, settings.reps, settings.seed)
-    against_authors = fidelity.fidelities(stats.values())
+    against_authors = fidelity.fidelities(stats.values(), settings.bounds)
     peer_rows = [row for row in grid.rows if grid.paper_row(row) == peer.PEER_OF]
     return Report(
         list(paths),
@@ -133,7 +139,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         against_authors,
         settings,
         source_studies,
-        peer.peer_comparisons(against_authors, peer_rows),
+        peer.peer_comparisons(against_authors, peer_rows, settings.bounds),
+        peer.peer_comparisons(against_authors, peer_rows, settings.bounds, peer.SENSITIVITY),
     )
 
 
@@ -172,8 +179,8 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **return_tables.record_frames(grid, stats, at_step),
         **aggregates.frames(report.normalisers, report.aggregates),
         **seed_spread.frames(report.studies),
-        **fidelity.frames(report.fidelity),
-        **peer.frames(report.peers),
+        **fidelity_tables.frames(report.fidelity),
+        **peer.frames(report.peers, report.peer_sensitivity),
         **seed_sources.frames(report.source_studies),
         **compute.frames(grid),
     }
@@ -218,7 +225,7 @@ def render_markdown(
         _header(report),
         *return_tables.markdown(frames, report.settings.at_step),
         bias.markdown(frames),
-        fidelity.markdown(report.fidelity) + peer.markdown(report.peers),
+        fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers, report.peer_sensitivity),
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates),
         seed_spread.markdown(report.studies, only_source_studies),
         seed_sources.markdown(report.source_studies),

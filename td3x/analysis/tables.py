@@ -19,7 +19,7 @@ import pandas as pd
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Estimate
-from td3x.analysis.two_sample import ALPHA, Welch
+from td3x.analysis.two_sample import Welch
 
 FLAG = " (!)"
 STEP0_MARK = " †"
@@ -97,17 +97,9 @@ def p_text(p: float) -> str:
     return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
 
 
-MARGIN_COLUMN = f"ruled out beyond (TOST, α = {ALPHA:g})"
-
-
 def difference_text(test: Welch) -> str:
     """``+d [low, high]``: a Welch comparison's difference of means with its 95% interval."""
     return f"{signed(test.difference)} [{number(test.low)}, {number(test.high)}]"
-
-
-def margin_text(test: Welch) -> str:
-    """``±Δ``: the TOST margin beyond which differences are ruled out; ``n/a`` without one."""
-    return f"±{number(test.margin)}" if np.isfinite(test.margin) else "n/a"
 
 
 def welch_csv_columns(statistic: str, tests: list[Welch]) -> dict[str, list[float]]:

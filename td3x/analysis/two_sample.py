@@ -1,8 +1,8 @@
 """Comparisons of one group of seeds with another: of their means, for the fidelity and peer sections (Welch's
-two-sample test with its 95% interval of the difference and the TOST equivalence margin, the held-out yardstick,
-the same test between the authors' own seeds, and Holm's adjustment of a family of p-values); and of their spreads,
-for the seed-sources section (the SD's chi-square interval, the F interval of a ratio of SDs, the Brown-Forsythe
-test).
+two-sample test with its 95% interval of the difference and how far its 90% interval reaches, the exact
+permutation test of the pooled seeds on Welch's t, and Holm's adjustment of a family of p-values); and of their
+spreads, for the seed-sources section (the SD's chi-square interval, the F interval of a ratio of SDs, the
+Brown-Forsythe test).
 """
 
 from __future__ import annotations
@@ -30,100 +30,116 @@ class Welch:
         low: the 95% Welch interval's lower bound.
         high: its upper bound.
         p: the two-sided p-value of Welch's t-test.
-        margin: the equivalence margin: the smallest Δ for which TOST at ``ALPHA`` rejects |difference| ≥ Δ.
+        reach: how far the 1 − 2·``ALPHA`` (90%) Welch interval reaches from 0, max(|low|, |high|) of it: a
+            summary of this draw, not a bound fixed in advance.
         df: the Welch-Satterthwaite degrees of freedom.
+        se: the standard error of the difference.
     """
 
     difference: float
     low: float
     high: float
     p: float
-    margin: float
+    reach: float
     df: float
+    se: float
+
+
+@dataclass(frozen=True)
+class Permutation:
+    """The exact permutation test of two groups' means on Welch's t: every relabelling of the pooled seeds into
+    groups of the two sizes, the observed one included.
+
+    Attributes:
+        p: the two-sided p: the share of relabellings whose |t| is at least the observed |t|.
+        smallest: the smallest p any labelling of these pooled values could give (the share of relabellings at the
+            largest |t|): a cell whose ``smallest`` is not below its level can never reject there.
+        relabellings: C(n + m, n).
+    """
+
+    p: float
+    smallest: float
+    relabellings: int
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays
 class Comparison:
-    """One statistic of our seeds against the authors', with the held-out yardstick: how unusual our p would be for
-    a draw of as many of the authors' own seeds.
+    """One statistic of our seeds against the reference group's (the authors'), by Welch's test and the exact
+    permutation test.
 
     Attributes:
         ours: our seeds' values of the statistic.
-        authors: the authors' 10 seeds' values.
+        authors: the reference seeds' values.
         test: the Welch comparison of ours against theirs.
-        held_out: the p-value of every split of the authors' seeds into ``len(ours)`` held out and the rest kept.
+        permutation: the exact permutation test of the same two groups.
         holm_p: the p-value Holm-adjusted over the row's envs (the primary statistic only; NaN otherwise).
     """
 
     ours: np.ndarray
     authors: np.ndarray
     test: Welch
-    held_out: np.ndarray
+    permutation: Permutation
     holm_p: float = float("nan")
-
-    @property
-    def at_or_below(self) -> int:
-        """How many held-out splits have a p at or below ours."""
-        return int(np.sum(self.held_out <= self.test.p)) if np.isfinite(self.test.p) else 0
-
-    @property
-    def share(self) -> float:
-        """The share of held-out splits whose p is at or below ours (NaN without splits or without our p)."""
-        if not len(self.held_out) or not np.isfinite(self.test.p):
-            return float("nan")
-        return self.at_or_below / len(self.held_out)
 
 
 def welch(x: np.ndarray, y: np.ndarray, alpha: float = ALPHA, confidence: float = CONFIDENCE) -> Welch:
-    """Welch's comparison of two samples: difference of means, its interval, p-value and TOST margin.
+    """Welch's comparison of two samples: difference of means, its interval, p-value and the reach of its 1 − 2α
+    interval.
 
     NaN throughout when a sample has fewer than 2 values; p and the bounds are NaN when neither sample spreads.
 
     Args:
         x: the first sample (ours).
         y: the second sample (the authors').
-        alpha: TOST's level (the margin comes from the 1 − 2α interval).
+        alpha: each one-sided level of the 1 − 2α interval whose reach is reported.
         confidence: the level of the reported interval.
     """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     nan = float("nan")
     if len(x) < 2 or len(y) < 2:
         difference = float(x.mean() - y.mean()) if len(x) and len(y) else nan
-        return Welch(difference, nan, nan, nan, nan, nan)
+        return Welch(difference, nan, nan, nan, nan, nan, nan)
     difference = float(x.mean() - y.mean())
     vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
     se = math.sqrt(vx + vy)
     if se == 0:
-        return Welch(difference, nan, nan, nan, nan, nan)
+        return Welch(difference, nan, nan, nan, nan, nan, 0.0)
     df = (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1))
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
     tost_half = float(stats.t.ppf(1 - alpha, df)) * se  # the 1 - 2α interval's half-width
     p = float(2 * stats.t.sf(abs(difference) / se, df))
-    margin = abs(difference) + tost_half  # = max(|low|, |high|) of the 1 - 2α interval
-    return Welch(difference, difference - half, difference + half, p, margin, float(df))
+    reach = abs(difference) + tost_half  # = max(|low|, |high|) of the 1 - 2α interval
+    return Welch(difference, difference - half, difference + half, p, reach, float(df), se)
 
 
-def welch_p(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Welch's two-sided p-values of rows of ``x`` against rows of ``y`` (the last axis holds the samples)."""
-    with warnings.catch_warnings():  # groups without spread (a solved task): NaN p, no warning
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(stats.ttest_ind(x, y, axis=-1, equal_var=False).pvalue, dtype=np.float64)
+def welch_t(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Welch's t of rows of ``x`` against rows of ``y`` (the last axis holds the samples); NaN without spread."""
+    vx, vy = x.var(axis=-1, ddof=1) / x.shape[-1], y.var(axis=-1, ddof=1) / y.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray((x.mean(axis=-1) - y.mean(axis=-1)) / np.sqrt(vx + vy), dtype=np.float64)
 
 
-def held_out_p(authors: np.ndarray, n: int) -> np.ndarray:
-    """The yardstick: for every split of the authors' seeds into ``n`` held out and the rest kept, Welch's p of the
-    held-out values against the kept ones. Empty when no split leaves 2 seeds on each side.
+def permutation_test(x: np.ndarray, y: np.ndarray) -> Permutation:
+    """The exact two-sided permutation test of mean(x) = mean(y) on Welch's t over all C(n + m, n) relabellings of
+    the pooled values (NaN p below 2 values a side or when the observed t is undefined).
 
     Args:
-        authors: one statistic's value per authors' seed.
-        n: how many seeds to hold out (our number of seeds).
+        x: the first sample (ours).
+        y: the second sample (the reference's).
     """
-    authors = np.asarray(authors, dtype=np.float64)
-    if n < 2 or len(authors) - n < 2:
-        return np.empty(0)
-    held = np.array(list(itertools.combinations(range(len(authors)), n)))
-    kept = np.array([np.setdiff1d(np.arange(len(authors)), split) for split in held])
-    return welch_p(authors[held], authors[kept])
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n, m = len(x), len(y)
+    if n < 2 or m < 2:
+        return Permutation(float("nan"), float("nan"), 0)
+    pooled = np.concatenate([x, y])
+    first = np.array(list(itertools.combinations(range(n + m), n)))
+    rest = np.array([np.setdiff1d(np.arange(n + m), chosen) for chosen in first])
+    t = np.abs(welch_t(pooled[first], pooled[rest]))  # the observed labelling is the first: range(n)
+    if not np.isfinite(t[0]):
+        return Permutation(float("nan"), float("nan"), len(t))
+    tolerance = 1e-9 * np.max(t[np.isfinite(t)])  # ties in exact arithmetic stay ties in floating point
+    t = np.where(np.isfinite(t), t, np.inf)  # a labelling without spread: as extreme as a t can be
+    return Permutation(float(np.mean(t >= t[0] - tolerance)), float(np.mean(t >= t.max() - tolerance)), len(t))
 
 
 def holm(p_values: Iterable[float]) -> np.ndarray:
@@ -154,13 +170,14 @@ def holm_by_row(rows: list[str], p_values: list[float]) -> list[float]:
 
 
 def compare(ours: np.ndarray, authors: np.ndarray) -> Comparison:
-    """One statistic of our seeds against the authors' seeds (the reference group), with the held-out yardstick.
+    """One statistic of our seeds against the authors' seeds (the reference group): Welch and the exact
+    permutation test.
 
     Args:
         ours: our seeds' values.
         authors: the authors' seeds' values.
     """
-    return Comparison(ours, authors, welch(ours, authors), held_out_p(authors, len(ours)))
+    return Comparison(ours, authors, welch(ours, authors), permutation_test(ours, authors))
 
 
 # ---------------------------------------------------------------------------------------------------- spreads

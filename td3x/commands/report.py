@@ -2,7 +2,8 @@
 
 td3x-report outputs/table2 --out report/            # Markdown to stdout; CSV, LaTeX, PNG, HTML in report/
 td3x-report outputs/multirun/a outputs/runs/b --out report/ --reps 5000 --wandb
-td3x-report docs/results/runs --out docs/results/report --plotly cdn     # a committed report: no plotly.js copy
+td3x-report docs/results/runs --out docs/results/report --plotly none \
+    --preregistration docs/results/preregistration.yaml     # a committed report: bounds from the pre-registration
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from td3x.analysis.equivalence import DEFAULT_FRACTION, BoundRule, PreregistrationError, load_rule
 from td3x.analysis.plots import PLOTLY_JS
 from td3x.analysis.report import ReportError, Settings, build_report, write_report
 from td3x.analysis.wandb_export import log_report
@@ -50,6 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--at-step", type=int, default=defaults.at_step, help="env step of the 'return at' table")
     parser.add_argument("--plotly", choices=list(PLOTLY_JS), default="directory", help=PLOTLY_HELP)
     parser.add_argument(
+        "--preregistration",
+        type=Path,
+        help="a pre-registration file (docs/results/preregistration.yaml): the fidelity and peer tables' "
+        "equivalence bounds are the ones it registers (peer.computed.<env>.bound), else its post-hoc rule "
+        f"(peer.bound_fraction x the reference's mean); without it, {DEFAULT_FRACTION:g} x the reference's mean, "
+        "marked post hoc",
+    )
+    parser.add_argument(
         "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
     )
     return parser
@@ -82,7 +92,8 @@ def path_problem(paths: list[Path], out: Path | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console script ``td3x-report``; returns the exit code (2 when no run dir is found).
+    """Console script ``td3x-report``; returns the exit code (2 when no run dir is found or the pre-registration
+    file cannot be read).
 
     Args:
         argv: the arguments (``sys.argv[1:]`` when None).
@@ -94,8 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"report error: {problem}", file=sys.stderr)
         return 2
     try:
-        report = build_report(args.paths, Settings(reps=args.reps, seed=args.seed, at_step=args.at_step))
-    except (ReportError, FileNotFoundError) as error:
+        bounds = load_rule(args.preregistration) if args.preregistration else BoundRule()
+        report = build_report(args.paths, Settings(args.reps, args.seed, args.at_step, bounds))
+    except (ReportError, FileNotFoundError, PreregistrationError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2
     out = args.out or DEFAULT_OUT / time.strftime("%Y-%m-%d_%H-%M-%S")

@@ -1,6 +1,6 @@
-"""The report's fidelity test (td3x.analysis.fidelity): Welch's test with its interval, TOST margin, Holm's adjustment
-and held-out yardstick checked by hand, shown rejecting a constructed difference, and its outcomes on the committed
-runs of docs/results."""
+"""The report's fidelity test (td3x.analysis.fidelity): Welch's test with its interval and the reach of its 90%
+interval, Holm's adjustment and the exact permutation test checked by hand, shown rejecting a constructed
+difference, and its outcomes on the committed runs of docs/results (TOST at a bound: test_equivalence.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from td3x.analysis import Settings, build_report
 from td3x.analysis.fidelity import per_seed_statistics
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
 from td3x.analysis.peer import PEER_ROW, peer_comparisons
-from td3x.analysis.two_sample import Comparison, Welch, compare, held_out_p, holm, welch
+from td3x.analysis.two_sample import compare, holm, permutation_test, welch
 
 # ---------------------------------------------------------------------------------------------------- the fidelity test
 T_975_DF4, T_95_DF4 = 2.776445, 2.131847  # Student-t quantiles with 4 degrees of freedom, from any table
@@ -23,7 +23,7 @@ COMMITTED_RUNS = Path(__file__).resolve().parents[2] / "docs" / "results" / "run
 LOCOMOTION = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5"]
 
 
-def test_welch_interval_p_and_tost_margin_by_hand() -> None:
+def test_welch_interval_p_and_the_reach_of_the_90_percent_interval_by_hand() -> None:
     """x = 1, 2, 3 and y = 4, 5, 6: difference −3, each variance of the mean 1/3, se = √(2/3), df = 4."""
     x, y = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
     result = welch(x, y)
@@ -34,10 +34,10 @@ def test_welch_interval_p_and_tost_margin_by_hand() -> None:
     assert result.p == pytest.approx(0.0213, abs=1e-4)  # t = −3.674 on 4 df
     ci = stats.ttest_ind(x, y, equal_var=False).confidence_interval(0.95)
     assert (result.low, result.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
-    # the margin is the largest |bound| of the 90% interval, where both one-sided tests sit exactly at α = 0.05
-    assert result.margin == pytest.approx(3 + T_95_DF4 * se)
-    assert result.margin == pytest.approx(4.7407, abs=1e-4)
-    margin = result.margin
+    # the reach is the largest |end| of the 90% interval, where both one-sided tests sit exactly at α = 0.05
+    assert result.reach == pytest.approx(3 + T_95_DF4 * se) and result.se == pytest.approx(se)
+    assert result.reach == pytest.approx(4.7407, abs=1e-4)
+    margin = result.reach
     above = stats.ttest_ind(x + margin, y, equal_var=False, alternative="greater").pvalue  # H0: diff <= -margin
     below = stats.ttest_ind(x - margin, y, equal_var=False, alternative="less").pvalue  # H0: diff >= +margin
     assert max(above, below) == pytest.approx(0.05)
@@ -54,45 +54,50 @@ def test_holm_by_hand() -> None:
     assert adjusted[0] == pytest.approx(0.04) and np.isnan(adjusted[1]) and adjusted[2] == pytest.approx(0.04)
 
 
-def test_held_out_splits_and_the_share_at_or_below_ours_by_hand() -> None:
-    authors = np.array([0.0, 1.0, 2.0, 3.0, 5.0])
-    p = held_out_p(authors, 2)  # every 2 of 5 held out against the other 3: C(5, 2) = 10 splits
-    assert len(p) == 10
-    assert p[0] == pytest.approx(stats.ttest_ind([0.0, 1.0], [2.0, 3.0, 5.0], equal_var=False).pvalue)  # (0, 1) first
-    assert len(held_out_p(np.arange(10.0), 3)) == 120 and len(held_out_p(np.arange(10.0), 5)) == 252
-    assert len(held_out_p(np.arange(10.0), 1)) == 0 and len(held_out_p(np.arange(10.0), 9)) == 0  # 2 a side at least
-    ours = Welch(difference=1.0, low=0.0, high=2.0, p=0.2, margin=2.5, df=3.0)
-    comparison = Comparison(np.zeros(2), authors, ours, held_out=np.array([0.01, 0.2, 0.5, 0.9]))
-    assert comparison.at_or_below == 2 and comparison.share == 0.5  # 0.01 and 0.2 (ties count)
+def test_the_exact_permutation_test_by_hand() -> None:
+    """2 against 2, pooled 0, 1, 2, 3: C(4, 2) = 6 relabellings with Welch's |t| of 2√2 (twice: {0, 1} and
+    {2, 3}), √2/2 (twice) and 0 (twice); the observed {0, 1} is the most extreme: p = 2/6, the smallest possible."""
+    result = permutation_test(np.array([0.0, 1.0]), np.array([2.0, 3.0]))
+    assert result.relabellings == 6 and result.p == pytest.approx(2 / 6) and result.smallest == pytest.approx(2 / 6)
+    middle = permutation_test(np.array([0.0, 2.0]), np.array([1.0, 3.0]))  # |t| = √2/2: 4 of 6 at or above it
+    assert middle.p == pytest.approx(4 / 6) and middle.smallest == pytest.approx(2 / 6)
+    assert permutation_test(np.array([0.0, 3.0]), np.array([1.0, 2.0])).p == 1.0  # t = 0: every labelling counts
+    # 3 against 5 of 0..7, the top three ours: C(8, 3) = 56, and the mirror labelling (the bottom three) has the
+    # same |t|, so p = 2/56 = 0.036, the smallest this design can give: never below Holm's 0.05/3 = 0.0167
+    top = permutation_test(np.array([5.0, 6.0, 7.0]), np.arange(5.0))
+    assert (top.relabellings, top.p, top.smallest) == (56, pytest.approx(2 / 56), pytest.approx(2 / 56))
+    assert np.isnan(permutation_test(np.ones(1), np.arange(3.0)).p)  # one value a side: no test
 
 
-def test_the_statistics_are_the_mean_over_5k_to_t_and_the_return_at_t() -> None:
+def test_the_statistics_are_the_mean_over_5k_to_t_the_return_at_t_and_the_mean_after_the_warm_up() -> None:
     steps = np.array([0, 5000, 10000, 15000])
     curves = np.array([[100.0, 1.0, 2.0, 3.0], [-100.0, 4.0, 5.0, 9.0]])
-    per_seed = per_seed_statistics(curves, steps)
+    per_seed = per_seed_statistics(curves, steps, random_steps=10000)
     assert list(per_seed["run_mean"]) == [2.0, 6.0] and list(per_seed["final"]) == [3.0, 9.0]  # step 0 left out
+    assert list(per_seed["after_warmup"]) == [3.0, 9.0]  # 5000 and 10000 are at or before random_steps: out
+    assert list(per_seed_statistics(curves, steps, random_steps=1000)["after_warmup"]) == [2.0, 6.0]
 
 
 @pytest.mark.parametrize("env_id", LOCOMOTION)
 def test_the_authors_own_curves_halved_are_rejected_and_unscaled_they_are_not(env_id: str) -> None:
     """Three of the authors' seeds, as if they were our runs, over their whole 1M steps: at half their return the
-    primary test rejects, and no split of the authors' own seeds is as far apart; unscaled and held out (against
-    the other seven) they are not rejected."""
+    primary test and the permutation test reject; unscaled and held out (against the other seven) they are not
+    rejected."""
     curves = authors_curves(env_id)
     assert curves is not None
     steps = authors_steps(curves.shape[1])
     theirs = per_seed_statistics(curves, steps)["run_mean"]
     halved = compare(per_seed_statistics(0.5 * curves[:3], steps)["run_mean"], theirs)
-    assert halved.test.p < 0.05 and halved.share < 0.05
-    assert halved.test.high < 0 and halved.test.margin > abs(halved.test.difference)
+    assert halved.test.p < 0.05 and halved.permutation.p < 0.05
+    assert halved.test.high < 0 and halved.test.reach > abs(halved.test.difference)
     held_out = welch(theirs[:3], theirs[3:])
     assert held_out.p > 0.05 and held_out.low < 0 < held_out.high
 
 
 def test_three_seeds_at_100k_steps_can_miss_a_halving_on_walker2d() -> None:
     """The test's power is finite: over 100k steps (the committed runs' length) the authors' Walker2d seeds 0-2
-    halved are not rejected, while on the other three envs they are. Its margin says as much: it rules out
-    nothing smaller than about the authors' whole mean over the run."""
+    halved are not rejected, while on the other three envs they are. Its 90% interval says as much: it reaches
+    beyond half the authors' whole mean over the run."""
     outcomes = {}
     for env_id in LOCOMOTION:
         curves = authors_curves(env_id)
@@ -103,7 +108,7 @@ def test_three_seeds_at_100k_steps_can_miss_a_halving_on_walker2d() -> None:
         outcomes[env_id] = halved.test.p < 0.05
         if env_id == "Walker2d-v5":
             assert halved.test.p == pytest.approx(0.174, abs=0.001)
-            assert halved.test.margin > 0.5 * theirs.mean()
+            assert halved.test.reach > 0.5 * theirs.mean()
     assert outcomes == {"HalfCheetah-v5": True, "Hopper-v5": True, "Walker2d-v5": False, "Ant-v5": True}
 
 
@@ -117,8 +122,8 @@ def test_the_report_rejects_the_halved_curves_and_not_the_authors_own(tmp_path: 
         write_run(tmp_path / f"ahe/{seed}", "Hopper-v5", "AHE", seed, 0.5 * curves[seed], eval_every=AUTHORS_EVAL_EVERY)
     results = {f.row: f for f in build_report([tmp_path], Settings(reps=50)).fidelity}
     assert len(results["TD3"].steps) == 201 and results["TD3"].steps[-1] == 1_000_000
-    assert not results["TD3"].differs and results["TD3"].run_mean.share > 0.05
-    assert results["AHE"].differs and results["AHE"].run_mean.share == 0.0
+    assert not results["TD3"].differs and results["TD3"].run_mean.permutation.p > 0.05
+    assert results["AHE"].differs and results["AHE"].run_mean.permutation.p == pytest.approx(1 / 286)  # C(13, 3)
     assert results["AHE"].run_mean.holm_p == results["AHE"].run_mean.test.p  # one env: Holm changes nothing
 
 
@@ -147,45 +152,48 @@ def test_the_peer_comparison_rejects_the_halved_curves_and_not_other_seeds_of_th
     assert peer_comparisons(report.fidelity, rows=[]) == []
 
 
-# the committed runs (docs/results/runs: 3 or 5 seeds, 100k steps): (row, env) → primary p, Holm p, held-out splits at
-# or below ours (of 120), the outcome, and the return at T's p. Asserted as they came out.
+# the committed runs (docs/results/runs: 3 or 5 seeds, 100k steps): (row, env) → primary p, Holm p, the exact
+# permutation p (of C(13, 3) = 286 or C(15, 5) = 3003 relabellings), the outcome, and the return at T's p. Asserted as
+# they came out.
 COMMITTED = {
-    ("TD3 [agent=td3_2018]", "HalfCheetah-v5"): (0.264, 0.264, 34, False, 0.015),
-    ("TD3 [agent=td3_paper]", "HalfCheetah-v5"): (0.068, 0.342, 18, False, 0.682),
-    ("TD3 [agent=td3_paper]", "Hopper-v5"): (0.518, 1.0, 138, False, 0.560),
-    ("TD3 [agent=td3_paper]", "Walker2d-v5"): (0.969, 1.0, 244, False, 0.538),
-    ("TD3 [agent=td3_paper]", "Ant-v5"): (2.3e-8, 1.6e-7, 0, True, 0.539),
+    ("TD3 [agent=td3_2018]", "HalfCheetah-v5"): (0.264, 0.264, 87, False, 0.015),
+    ("TD3 [agent=td3_paper]", "HalfCheetah-v5"): (0.068, 0.342, 190, False, 0.682),
+    ("TD3 [agent=td3_paper]", "Hopper-v5"): (0.518, 1.0, 1552, False, 0.560),
+    ("TD3 [agent=td3_paper]", "Walker2d-v5"): (0.969, 1.0, 2924, False, 0.538),
+    ("TD3 [agent=td3_paper]", "Ant-v5"): (2.3e-8, 1.6e-7, 1, True, 0.539),
     ("TD3 [agent=td3_paper]", "Reacher-v5"): (0.0021, 0.013, 1, True, 3.7e-5),  # above the authors
     # solved at T on every seed, ours and the authors': the return at T has no spread, no p
-    ("TD3 [agent=td3_paper]", "InvertedPendulum-v5"): (0.833, 1.0, 93, False, float("nan")),
-    ("TD3 [agent=td3_paper]", "InvertedDoublePendulum-v5"): (0.667, 1.0, 81, False, 0.841),
-    ("AHE", "Hopper-v5"): (0.190, 0.190, 44, False, 0.667),
-    ("AHE", "Walker2d-v5"): (0.009, 0.019, 0, True, 0.018),
-    ("AHE + CDQ", "Hopper-v5"): (0.030, 0.061, 4, False, 0.210),  # 5 seeds: 252 held-out splits
-    ("AHE + CDQ", "Walker2d-v5"): (0.492, 0.492, 112, False, 0.637),
-    ("SB3 TD3", "HalfCheetah-v5"): (0.946, 0.946, 115, False, 0.803),  # the peer: 3 seeds, 120 held-out splits
-    ("SB3 TD3", "Hopper-v5"): (0.220, 0.440, 23, False, 0.871),
-    ("SB3 TD3", "Ant-v5"): (0.064, 0.191, 4, False, 0.663),
+    ("TD3 [agent=td3_paper]", "InvertedPendulum-v5"): (0.833, 1.0, 217, False, float("nan")),
+    ("TD3 [agent=td3_paper]", "InvertedDoublePendulum-v5"): (0.667, 1.0, 188, False, 0.841),
+    ("AHE", "Hopper-v5"): (0.190, 0.190, 595, False, 0.667),
+    ("AHE", "Walker2d-v5"): (0.009, 0.019, 1, True, 0.018),
+    ("AHE + CDQ", "Hopper-v5"): (0.030, 0.061, 109, False, 0.210),  # 5 seeds: of 3003
+    ("AHE + CDQ", "Walker2d-v5"): (0.492, 0.492, 1467, False, 0.637),
+    ("SB3 TD3", "HalfCheetah-v5"): (0.946, 0.946, 268, False, 0.803),  # the peer: 3 seeds, of 286
+    ("SB3 TD3", "Hopper-v5"): (0.220, 0.440, 78, False, 0.871),
+    ("SB3 TD3", "Ant-v5"): (0.064, 0.191, 1, False, 0.663),
 }
 
 
 def test_the_committed_runs_outcomes() -> None:
     """TD3 (td3_paper, 5 seeds) differs from the authors on Ant alone (mostly the warm-up), and SB3's TD3 on Ant
-    is about as far above them (+152.81 against +166.75) without reaching α; AHE, a control, differs on
-    Walker2d (p = 0.009 with five seeds; 0.006 with the first three, as the review computed) and is not told apart on
-    Hopper (p = 0.19); AHE + CDQ (5 seeds) is
-    above the authors' TD3 over the run on Hopper at p = 0.03, which Holm's correction over its two envs does not
+    is about as far above them (+152.81 against +166.75) without reaching α by Welch's test, while the exact
+    permutation test gives 1/286 = 0.0035 (all three seeds above all ten of the authors', as the audit found);
+    AHE, a control, differs on Walker2d (p = 0.009 with five seeds; 0.006 with the first three, as the review
+    computed) and is not told apart on Hopper (p = 0.19); AHE + CDQ (5 seeds) is above the authors' TD3 over the
+    run on Hopper at p = 0.03, which Holm's correction over its two envs does not
     keep (0.061), and not told apart on Walker2d (p = 0.49)."""
     report = build_report([COMMITTED_RUNS], Settings())
     results = {(f.row, f.env_id): f for f in report.fidelity}
     assert set(results) == set(COMMITTED)
-    for key, (p, holm_p, at_or_below, differs, final_p) in COMMITTED.items():
+    for key, (p, holm_p, at_or_above, differs, final_p) in COMMITTED.items():
         result = results[key]
-        splits = {3: 120, 5: 252}[result.seeds]  # C(10, n): every way to hold n of the authors' 10 seeds out
-        assert len(result.run_mean.held_out) == splits and result.steps[-1] == 100_000, key
+        relabellings = {3: 286, 5: 3003}[result.seeds]  # C(n + 10, n): every relabelling of the pooled seeds
+        assert result.run_mean.permutation.relabellings == relabellings and result.steps[-1] == 100_000, key
         assert result.run_mean.test.p == pytest.approx(p, abs=5e-4, rel=0.05), key
         assert result.run_mean.holm_p == pytest.approx(holm_p, abs=5e-4, rel=0.05), key
-        assert (result.run_mean.at_or_below, result.differs) == (at_or_below, differs), key
+        assert result.run_mean.permutation.p == pytest.approx(at_or_above / relabellings), key
+        assert result.differs == differs, key
         assert result.final.test.p == pytest.approx(final_p, abs=5e-4, nan_ok=True), key
     ahe_walker = results[("AHE", "Walker2d-v5")].run_mean.test
     assert ahe_walker.high < 0  # below the authors' TD3

@@ -1,0 +1,302 @@
+"""Equivalence at a bound, for the fidelity and peer sections: where each cell's bound comes from (a
+pre-registration file, else a rule stated as post hoc), TOST at that bound with its 90% Welch interval, the minimum
+detectable difference (MDD) of the difference test beside it, and the display and CSV columns both sections share.
+
+- **The bound** (return units): with a pre-registration file (``docs/results/preregistration.yaml``), the bound it
+  registers for a peer env (``peer.computed.<env>.bound``); for any other cell the file's post-hoc rule,
+  ``peer.bound_fraction`` (0.2) times the authors' mean (fidelity) or td3x's mean (peer), as its ``post_hoc``
+  section computes power. Without a file, ``DEFAULT_FRACTION`` × the reference's mean. Every bound not registered,
+  and every test over runs the file does not register, is post hoc, and the tables say so.
+- **TOST**: two one-sided Welch tests of H0: difference ≤ −bound and H0: difference ≥ +bound, each at α; the TOST p
+  is the larger one-sided p; equivalently, the 90% Welch interval lies inside (−bound, +bound). Equivalence is
+  claimed only where the (Holm-adjusted) TOST p is below α; a non-rejection of the difference test never is.
+- **The MDD**: the true difference Welch's two-sided test at α detects with 80% power (noncentral t,
+  ``td3x.analysis.power``) at the cell's seeds against the reference's, at the SDs the design assumes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from scipy import stats
+
+from td3x.analysis.power import mdd
+from td3x.analysis.tables import number, p_text
+from td3x.analysis.two_sample import ALPHA, Permutation, Welch
+
+POWER = 0.8  # the power of every MDD
+DEFAULT_FRACTION = 0.2  # the bound without a pre-registration file: 0.2 × the reference's mean
+REGISTERED_PEER_FIRST_SEED = 2000  # the registered peer runs' seeds: 2000 .. 2000 + n - 1 (the file's peer.rows)
+FILE_SECTIONS = {"schema", "common", "peer", "bf16", "seed_study", "paper_horizon", "post_hoc", "compute"}
+EQUIVALENT, NOT_SHOWN = "equivalent within ±{bound}", "equivalence not shown"
+
+
+class PreregistrationError(ValueError):
+    """A pre-registration file that cannot be read: one line naming the file, the key and what is allowed."""
+
+
+@dataclass(frozen=True)
+class BoundRule:
+    """Where the bounds come from.
+
+    Attributes:
+        fraction: the bound as a share of the reference's mean, where none is registered.
+        registered: per peer env, the bound the file registers (return units).
+        registered_seeds: per peer env, the registered (td3x, SB3) seed counts; runs with these seeds are the
+            registered test runs.
+        source: the file's path ('' without a file: the default rule).
+    """
+
+    fraction: float = DEFAULT_FRACTION
+    registered: tuple[tuple[str, float], ...] = ()
+    registered_seeds: tuple[tuple[str, int, int], ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One cell's equivalence bound: its value (return units), where it comes from, and whether the test at it is
+    the registered one."""
+
+    value: float
+    origin: str
+    registered_test: bool = False
+
+
+def load_rule(path: Path) -> BoundRule:
+    """The bound rule of a pre-registration file.
+
+    Raises:
+        PreregistrationError: the file is missing, no YAML mapping, has an unknown section, or its peer section
+            lacks ``bound_fraction`` or a numeric ``computed.<env>.bound``.
+    """
+
+    def problem(text: str) -> PreregistrationError:
+        return PreregistrationError(f"--preregistration {path}: {text}")
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise problem(f"cannot read it as YAML ({type(error).__name__})") from error
+    if not isinstance(data, dict):
+        raise problem("not a YAML mapping of sections")
+    unknown = sorted(set(map(str, data)) - FILE_SECTIONS)
+    if unknown:
+        raise problem(f"unknown section(s) {unknown}; allowed {sorted(FILE_SECTIONS)}")
+    peer = data.get("peer")
+    if not isinstance(peer, dict):
+        raise problem("no peer section (a mapping with bound_fraction and computed)")
+    fraction: Any = peer.get("bound_fraction")
+    if not _is_number(fraction) or not 0 < fraction < 1:
+        raise problem("peer.bound_fraction must be a number in (0, 1)")
+    computed = peer.get("computed") or {}
+    if not isinstance(computed, dict):
+        raise problem("peer.computed must map envs to their numbers")
+    bad = [
+        env for env, numbers in computed.items() if not isinstance(numbers, dict) or not _positive(numbers.get("bound"))
+    ]
+    if bad:
+        raise problem(f"peer.computed.{bad[0]}.bound must be a number > 0")
+    seeds = tuple(
+        (str(env_id), numbers["n_td3x"], numbers["n_sb3"])
+        for env_id, numbers in computed.items()
+        if isinstance(numbers.get("n_td3x"), int) and isinstance(numbers.get("n_sb3"), int)
+    )
+    bounds = tuple((str(env_id), float(numbers["bound"])) for env_id, numbers in computed.items())
+    return BoundRule(float(fraction), bounds, seeds, str(path))
+
+
+def _positive(value: Any) -> bool:
+    return _is_number(value) and value > 0
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def post_hoc_bound(rule: BoundRule, reference_mean: float, whose: str) -> Bound:
+    """``fraction`` × |the reference's mean|, a post-hoc bound (``whose``: "the authors'", "td3x's", ...)."""
+    rule_name = "the file's post_hoc rule" if rule.source else "the default rule"
+    origin = f"post hoc: {rule.fraction:g} × {whose} mean ({rule_name})"
+    return Bound(rule.fraction * abs(reference_mean), origin)
+
+
+def peer_bound(
+    rule: BoundRule, env_id: str, seeds: list[int], peer_seeds: list[int], means: tuple[float, float]
+) -> Bound:
+    """A peer cell's bound: the registered one where the file has the env, else post hoc (0.2 × td3x's mean with
+    a file, 0.2 × the peer's mean without); the test is registered only over the registered seeds.
+
+    Args:
+        rule: the bound rule.
+        env_id: the env.
+        seeds: td3x's seeds in the cell.
+        peer_seeds: the peer's seeds.
+        means: td3x's and the peer's means of the statistic.
+    """
+    registered = dict(rule.registered)
+    if env_id not in registered:
+        return post_hoc_bound(rule, means[0], "td3x's") if rule.source else post_hoc_bound(rule, means[1], "the peer's")
+    counts = {env: (n, m) for env, n, m in rule.registered_seeds}.get(env_id)
+    first = REGISTERED_PEER_FIRST_SEED
+    test_registered = counts is not None and (seeds, peer_seeds) == (
+        list(range(first, first + counts[0])),
+        list(range(first, first + counts[1])),
+    )
+    runs = "registered runs" if test_registered else "runs not registered: post hoc test"
+    return Bound(registered[env_id], f"registered (peer.computed.{env_id}.bound); {runs}", test_registered)
+
+
+@dataclass(frozen=True)
+class Tost:
+    """TOST of one Welch comparison at a bound, with the design's MDD beside it.
+
+    Attributes:
+        bound: the bound and where it comes from.
+        low: the 90% (1 − 2α) Welch interval's lower end.
+        high: its upper end.
+        p: the TOST p, the larger of the two one-sided Welch p-values.
+        mdd: the true difference Welch's two-sided test at α detects with 80% power.
+        holm_p: the TOST p Holm-adjusted within the row's family (NaN where no family adjusts it).
+    """
+
+    bound: Bound
+    low: float
+    high: float
+    p: float
+    mdd: float
+    holm_p: float = float("nan")
+
+    @property
+    def inside(self) -> bool:
+        """Whether the 90% interval lies inside (−bound, +bound)."""
+        return bool(-self.bound.value < self.low and self.high < self.bound.value)
+
+    @property
+    def decision_p(self) -> float:
+        """The p the decision reads: Holm's where the family adjusts it, else the TOST p."""
+        return self.holm_p if np.isfinite(self.holm_p) else self.p
+
+    @property
+    def decision(self) -> str:
+        """``equivalent within ±bound`` when the decision's p is below α, else ``equivalence not shown``."""
+        if np.isfinite(self.decision_p) and self.decision_p < ALPHA:
+            return EQUIVALENT.format(bound=number(self.bound.value))
+        return NOT_SHOWN
+
+
+def tost(test: Welch, bound: Bound, detectable: float, alpha: float = ALPHA) -> Tost:
+    """TOST of a Welch comparison at ``bound`` (NaN p and interval where Welch has none).
+
+    Args:
+        test: the Welch comparison.
+        bound: the bound.
+        detectable: the design's MDD (see :func:`detectable_difference`).
+        alpha: each one-sided test's level.
+    """
+    if not (np.isfinite(test.se) and test.se > 0 and np.isfinite(test.df)):
+        return Tost(bound, math.nan, math.nan, math.nan, detectable)
+    half = float(stats.t.ppf(1 - alpha, test.df)) * test.se
+    below = float(stats.t.sf((test.difference + bound.value) / test.se, test.df))  # H0: difference <= -bound
+    above = float(stats.t.cdf((test.difference - bound.value) / test.se, test.df))  # H0: difference >= +bound
+    return Tost(bound, test.difference - half, test.difference + half, max(below, above), detectable)
+
+
+def detectable_difference(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float = ALPHA) -> float:
+    """The MDD at 80% power of Welch's two-sided test at ``alpha``; NaN below 2 seeds a side or without spread."""
+    if min(n_x, n_y) < 2 or not (np.isfinite(sd_x) and np.isfinite(sd_y)) or sd_x + sd_y <= 0:
+        return math.nan
+    return mdd(sd_x, n_x, sd_y, n_y, alpha, POWER)
+
+
+# ---------------------------------------------------------------------------------------------------- columns
+BOUND_COLUMN, INTERVAL_COLUMN, REACH_COLUMN = "bound ±", "90% CI [inside ±bound?]", "90% CI reaches"
+TOST_COLUMN, HOLM_TOST_COLUMN, MDD_COLUMN = "TOST p", "Holm TOST p", "MDD (80%)"
+PERMUTATION_COLUMN, DECISION_COLUMN = "permutation p (smallest possible)", "equivalence"
+
+
+def interval_text(result: Tost) -> str:
+    """``[low, high] yes|no``: the 90% interval and whether it lies inside the bound."""
+    if not np.isfinite(result.low):
+        return "n/a"
+    return f"[{number(result.low)}, {number(result.high)}] {'yes' if result.inside else 'no'}"
+
+
+def permutation_text(result: Permutation, level: float) -> str:
+    """``p (smallest)``, marked ``never < level`` where no labelling could reject at ``level``."""
+    if not np.isfinite(result.p):
+        return "n/a"
+    never = f"; never < {level:.3g}" if result.smallest >= level else ""
+    return f"{p_text(result.p)} ({p_text(result.smallest)}{never})"
+
+
+def display_columns(
+    tests: list[Welch], results: list[Tost], permutations: list[Permutation], levels: list[float], holm: bool
+) -> dict[str, list[object]]:
+    """The display columns of TOST at each cell's bound, the MDD, the reach of the 90% interval and the exact
+    permutation test (``levels``: the level each cell's permutation test would have to beat)."""
+    columns: dict[str, list[object]] = {
+        BOUND_COLUMN: [number(r.bound.value) for r in results],
+        "bound from": [r.bound.origin for r in results],
+        INTERVAL_COLUMN: [interval_text(r) for r in results],
+        TOST_COLUMN: [p_text(r.p) for r in results],
+    }
+    if holm:
+        columns[HOLM_TOST_COLUMN] = [p_text(r.holm_p) for r in results]
+    columns[MDD_COLUMN] = [number(r.mdd) for r in results]
+    columns[REACH_COLUMN] = [f"±{number(t.reach)}" if np.isfinite(t.reach) else "n/a" for t in tests]
+    columns[PERMUTATION_COLUMN] = [permutation_text(p, level) for p, level in zip(permutations, levels, strict=True)]
+    columns[DECISION_COLUMN] = [r.decision for r in results]
+    return columns
+
+
+def csv_columns(
+    statistic: str, tests: list[Welch], results: list[Tost], permutations: list[Permutation]
+) -> dict[str, list[object]]:
+    """The CSV columns of the same numbers, prefixed by ``statistic``."""
+    return {
+        f"{statistic}_bound": [r.bound.value for r in results],
+        f"{statistic}_bound_from": [r.bound.origin for r in results],
+        f"{statistic}_ci90_low": [r.low for r in results],
+        f"{statistic}_ci90_high": [r.high for r in results],
+        f"{statistic}_ci90_inside_bound": [r.inside for r in results],
+        f"{statistic}_tost_p": [r.p for r in results],
+        f"{statistic}_holm_tost_p": [r.holm_p for r in results],
+        f"{statistic}_mdd": [r.mdd for r in results],
+        f"{statistic}_ci90_reach": [t.reach for t in tests],
+        f"{statistic}_permutation_p": [p.p for p in permutations],
+        f"{statistic}_permutation_smallest_p": [p.smallest for p in permutations],
+        f"{statistic}_permutation_relabellings": [p.relabellings for p in permutations],
+        f"{statistic}_equivalence": [r.decision for r in results],
+    }
+
+
+def columns_text(reference: str, mdd_design: str) -> str:
+    """One sentence per column of TOST, the MDD, the reach and the permutation test, for a section's Markdown.
+
+    Args:
+        reference: the reference group, e.g. "the authors".
+        mdd_design: the SDs and seeds the MDD assumes.
+    """
+    return (
+        f"*ours − {reference} [95% CI]*: the difference of means with its 95% Welch interval. *bound ±*: the "
+        "equivalence bound in return units, and *bound from* where it comes from (a bound not in the "
+        "pre-registration is post hoc). *90% CI [inside ±bound?]*: the 90% Welch interval of the difference and "
+        "whether it lies inside (−bound, +bound). *TOST p*: two one-sided Welch tests at the bound, the larger "
+        "one-sided p (below α exactly when the 90% interval lies inside), *Holm TOST p* the same Holm-adjusted "
+        'per row; *equivalence* reads "equivalent within ±bound" only when that p is below α, else '
+        '"equivalence not shown": TOST can show a difference is smaller than the bound, never that there is '
+        f"none, and it cannot pass when the seeds' spread makes the 90% interval wider than the bound. *MDD (80%)*: "
+        f"the true difference the two-sided Welch test at α detects with 80% power ({mdd_design}); a smaller true "
+        "difference is likely missed, so a non-rejection says little where the MDD is large. *90% CI reaches*: "
+        "the largest |end| of the 90% interval, a summary of this draw, not a bound fixed in advance. "
+        "*permutation p (smallest possible)*: the exact two-sided permutation test on Welch's t over every "
+        "relabelling of the pooled seeds, valid without normality, and the smallest p those labellings can give; "
+        '"never < x" marks a cell that can never reject at the level it is judged at (Holm\'s first step, α over '
+        "the row's envs, for the primary statistic)."
+    )
