@@ -239,7 +239,8 @@ def display_columns(
     tests: list[Welch], results: list[Tost], permutations: list[Permutation], levels: list[float], holm: bool
 ) -> dict[str, list[object]]:
     """The display columns of TOST at each cell's bound, the MDD, the reach of the 90% interval and the exact
-    permutation test (``levels``: the level each cell's permutation test would have to beat)."""
+    permutation test (``levels``: the level each cell's permutation test would have to beat); with ``holm`` (the
+    primary statistic) the Holm-adjusted TOST p and the equivalence decision too."""
     columns: dict[str, list[object]] = {
         BOUND_COLUMN: [number(r.bound.value) for r in results],
         "bound from": [r.bound.origin for r in results],
@@ -251,7 +252,8 @@ def display_columns(
     columns[MDD_COLUMN] = [number(r.mdd) for r in results]
     columns[REACH_COLUMN] = [f"±{number(t.reach)}" if np.isfinite(t.reach) else "n/a" for t in tests]
     columns[PERMUTATION_COLUMN] = [permutation_text(p, level) for p, level in zip(permutations, levels, strict=True)]
-    columns[DECISION_COLUMN] = [r.decision for r in results]
+    if holm:  # a decision for the primary statistic only: the descriptive tables show the numbers, not a verdict
+        columns[DECISION_COLUMN] = [r.decision for r in results]
     return columns
 
 
@@ -289,10 +291,11 @@ def columns_text(reference: str, mdd_design: str) -> str:
         "pre-registration is post hoc). *90% CI [inside ±bound?]*: the 90% Welch interval of the difference and "
         "whether it lies inside (−bound, +bound). *TOST p*: two one-sided Welch tests at the bound, the larger "
         "one-sided p (below α exactly when the 90% interval lies inside), *Holm TOST p* the same Holm-adjusted "
-        'per row; *equivalence* reads "equivalent within ±bound" only when that p is below α, else '
-        '"equivalence not shown": TOST can show a difference is smaller than the bound, never that there is '
-        f"none, and it cannot pass when the seeds' spread makes the 90% interval wider than the bound. *MDD (80%)*: "
-        f"the true difference the two-sided Welch test at α detects with 80% power ({mdd_design}); a smaller true "
+        'per row; *equivalence* (the primary statistic only) reads "equivalent within ±bound" only when that p '
+        'is below α, else "equivalence not shown": TOST can show a difference is smaller than the bound, never '
+        "that there is none, and it cannot pass when the seeds' spread makes the 90% interval wider than the "
+        f"bound. *MDD (80%)*: the true difference the two-sided Welch test at α detects with 80% power "
+        f"({mdd_design}); a smaller true "
         "difference is likely missed, so a non-rejection says little where the MDD is large. *90% CI reaches*: "
         "the largest |end| of the 90% interval, a summary of this draw, not a bound fixed in advance. "
         "*permutation p (smallest possible)*: the exact two-sided permutation test on Welch's t over every "
