@@ -1,7 +1,8 @@
 """The aggregates section: across envs, one per table row, the IQM and mean of normalised scores, the probability
 of improvement over the TD3 row, and performance profiles (rliable; Agarwal et al. 2021), with 95% intervals by the
-interval rule (``metrics.interval_method``): stratified bootstrap CIs from 5 seeds per env; below, a Student-t
-interval for the mean and none for the others.
+interval rule (``metrics.interval_method``): the mean gets a Student-t interval below 10 seeds per env and a
+stratified bootstrap CI from 10; the IQM, the probability of improvement and the profiles, with no Student-t form,
+get a stratified bootstrap CI from 5 seeds per env and none below.
 
 Scores are each seed's Table 2 metric (last-10 mean), normalised per env so that envs of different return scales
 can be pooled: ``score / paper TD3 Table 2 score`` on the paper's four Table 2 envs. On any other env (Pendulum,
@@ -21,6 +22,7 @@ from td3x.analysis import plots, tables
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
 from td3x.analysis.metrics import (
+    MIN_AGGREGATE_BOOTSTRAP_SEEDS,
     MIN_BOOTSTRAP_SEEDS,
     Estimate,
     iqm_and_mean,
@@ -58,7 +60,7 @@ class RowAggregate:
         cell_seeds: per env, how many complete seeds the row's cell there has.
         seeds: the seeds complete on every one of those envs (the bootstrap needs one score per seed and env).
         scores: normalised scores, shape (seeds, envs).
-        iqm: interquartile mean over all (seed, env) scores, with its interval (none below 5 seeds).
+        iqm: interquartile mean over all (seed, env) scores, with its bootstrap CI (none below 5 seeds).
         mean: mean over envs of the mean over seeds, with its interval.
         reference: the TD3 row it is compared with (None for that row itself or when there is none).
         improvement: P(row > reference) over the envs both have, with CI.
@@ -204,9 +206,9 @@ def frames(normalisers: dict[str, Normaliser], aggregates: list[RowAggregate]) -
 
 
 LATEX_CAPTION = (
-    "Scores normalised per env, aggregated over envs: IQM and mean [95\\% interval: stratified "
-    "bootstrap from 5 seeds per env; below, Student-t for the mean and none for the IQM], and the probability of "
-    "improvement over the TD3 row."
+    "Scores normalised per env, aggregated over envs: IQM [95\\% stratified bootstrap CI from 5 seeds per env, "
+    "none below] and mean [95\\% interval: Student-t below 10 seeds per env, stratified bootstrap from 10], and "
+    "the probability of improvement over the TD3 row."
 )
 
 
@@ -265,12 +267,12 @@ def markdown(envs: list[str], normalisers: dict[str, Normaliser], aggregates: li
         "## Aggregates across envs\n\nEach seed's last-10 mean, normalised per env (1 = reference, 0 = zero below), "
         "pooled over envs on the seeds every env of the row has (*envs* gives each cell's own seeds): IQM "
         "(interquartile mean) and mean, and P(row > TD3 row), the probability that a run of the row beats a run of "
-        "TD3 on a random env (rliable; Agarwal et al., 2021). With "
-        f"{MIN_BOOTSTRAP_SEEDS} or more seeds pooled per env each gets a 95% stratified bootstrap CI; with fewer, "
-        f"the mean gets a Student-t interval ({tables.T_MARK}: the envs' variances summed, Welch-Satterthwaite "
-        "degrees of freedom) and the IQM and P(row > TD3 row), which have no Student-t form, get none. Performance "
-        "profiles (their bands likewise only from "
-        f"{MIN_BOOTSTRAP_SEEDS} seeds) are in "
+        "TD3 on a random env (rliable; Agarwal et al., 2021). The mean gets a Student-t interval below "
+        f"{MIN_BOOTSTRAP_SEEDS} seeds pooled per env ({tables.T_MARK}: the envs' variances summed, "
+        "Welch-Satterthwaite degrees of freedom) and a 95% stratified bootstrap CI from "
+        f"{MIN_BOOTSTRAP_SEEDS}. The IQM and P(row > TD3 row), which have no Student-t form, get a 95% stratified "
+        f"bootstrap CI from {MIN_AGGREGATE_BOOTSTRAP_SEEDS} seeds pooled per env and none below. Performance "
+        f"profiles (their bands likewise only from {MIN_AGGREGATE_BOOTSTRAP_SEEDS} seeds) are in "
         f"`{PLOTS_DIR}/performance_profiles.png`. {note}\n\n{tables.markdown(normalisers_frame(normalisers))}\n\n"
         f"{tables.markdown(aggregates_frame(aggregates))}"
     )

@@ -50,7 +50,7 @@ class Settings:
 
     Attributes:
         reps: bootstrap replications per CI (rliable's default is 50000; 2000 gives CI bounds stable to about 1%);
-            used by cells with 5 or more seeds (fewer get Student-t intervals).
+            used by means over 10 or more seeds (fewer get Student-t intervals) and by the aggregates.
         seed: seeds every bootstrap, so the same runs give the same report.
         at_step: the env step of the "return at" table.
     """
@@ -242,6 +242,7 @@ def _header(report: Report) -> str:
         f"{flagged} cells are marked (!): they have runs not averaged or seeds missing (see the last section). "
         f"Intervals are 95% over seeds: a percentile bootstrap (rliable, {report.settings.reps} resamples, seed "
         f"{report.settings.seed}) for a cell with {MIN_BOOTSTRAP_SEEDS} or more seeds; for a cell with fewer, a "
-        f"Student-t interval, mean ± t(0.975, n−1)·s/√n, marked {tables.T_MARK}: with 3 seeds a percentile "
-        "bootstrap's 2.5% and 97.5% points are the min and max of the seeds, the range rather than a 95% interval."
+        f"Student-t interval, mean ± t(0.975, n−1)·s/√n, marked {tables.T_MARK}: below {MIN_BOOTSTRAP_SEEDS} seeds "
+        'a percentile bootstrap is too narrow (at 5 seeds its "95%" interval covers a normal mean about 86% of the '
+        "time; at 3 its 2.5% and 97.5% points are the min and max of the seeds)."
     )
