@@ -53,11 +53,14 @@ class Settings:
             used by means over 10 or more seeds (fewer get Student-t intervals) and by the aggregates.
         seed: seeds every bootstrap, so the same runs give the same report.
         at_step: the env step of the "return at" table.
+        coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
+            it says the coverage is not measured).
     """
 
     reps: int = 2000
     seed: int = 0
     at_step: int = 100_000
+    coverage: Path | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +78,7 @@ class Report:
     settings: Settings
     source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_sources.py)
     peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (peer.py)
+    coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (aggregates.read_coverage)
 
 
 @dataclass
@@ -100,8 +104,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         settings: bootstrap and table settings.
 
     Raises:
-        ReportError: no run dir was found.
-        FileNotFoundError: a path does not exist.
+        ReportError: no run dir was found, or the coverage table is not one.
+        FileNotFoundError: a path (or the coverage table) does not exist.
     """
     runs = find_runs(paths)
     if not runs:
@@ -110,6 +114,10 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         source_studies = seed_sources.study_sources(runs)
     except seed_sources.MixedLaunchesError as error:
         raise ReportError(f"{', '.join(map(str, paths))}: {error}") from error
+    try:
+        coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
+    except ValueError as error:
+        raise ReportError(str(error)) from error
     grid = make_grid(runs)
     stats = {}  # in display order (rows, then envs): every table, plot and study follows it
     for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
@@ -134,6 +142,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         settings,
         source_studies,
         peer.peer_comparisons(against_authors, peer_rows),
+        coverage,
     )
 
 
@@ -219,7 +228,7 @@ def render_markdown(
         *return_tables.markdown(frames, report.settings.at_step),
         bias.markdown(frames),
         fidelity.markdown(report.fidelity) + peer.markdown(report.peers),
-        aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates),
+        aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),
         seed_sources.markdown(report.source_studies),
         compute.markdown(frames),

@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--at-step", type=int, default=defaults.at_step, help="env step of the 'return at' table")
     parser.add_argument("--plotly", choices=list(PLOTLY_JS), default="directory", help=PLOTLY_HELP)
     parser.add_argument(
+        "--coverage",
+        type=Path,
+        help="a coverage table of scripts/aggregate_coverage.py (e.g. docs/results/aggregate_coverage.csv): the "
+        "aggregates section quotes how often their bootstrap CIs cover the truth (without it, it says not measured)",
+    )
+    parser.add_argument(
         "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
     )
     return parser
@@ -94,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"report error: {problem}", file=sys.stderr)
         return 2
     try:
-        report = build_report(args.paths, Settings(reps=args.reps, seed=args.seed, at_step=args.at_step))
+        report = build_report(args.paths, Settings(args.reps, args.seed, args.at_step, args.coverage))
     except (ReportError, FileNotFoundError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2
