@@ -2,8 +2,9 @@
 that quote them.
 
 No number there is typed by hand: ``td3x-report docs/results/runs --out docs/results/report --plotly none
---coverage docs/results/aggregate_coverage.csv`` made the report from the committed run files and the committed
-coverage table of scripts/aggregate_coverage.py (and the same for ``docs/results/seed_study``), this test makes
+--coverage docs/results/aggregate_coverage.csv --preregistration docs/results/preregistration.yaml`` made the
+report from the committed run files, the committed coverage table of scripts/aggregate_coverage.py and the
+pre-registration (and the same for ``docs/results/seed_study``), this test makes
 each again and compares every table byte for byte, and every table on a results page must be a table of its report.
 """
 
@@ -23,7 +24,12 @@ from td3x.rundir.layout import is_timing_column
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
-COVERAGE = ["--coverage", "docs/results/aggregate_coverage.csv"]  # the aggregates' measured coverage
+COVERAGE = [  # the aggregates' measured coverage, and the seed study's post-hoc power
+    "--coverage",
+    "docs/results/aggregate_coverage.csv",
+    "--preregistration",
+    "docs/results/preregistration.yaml",
+]
 REPORT_COMMAND = ["docs/results/runs", "--out", "docs/results/report", "--plotly", "none", *COVERAGE]  # from the root
 RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
 # the seed study (+experiment=seed_study env=hopper agent=td3_paper run.total_steps=15000): its own runs, report, page

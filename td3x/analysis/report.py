@@ -23,6 +23,7 @@ from td3x.analysis import (
     plots,
     return_tables,
     seed_sources,
+    seed_sources_text,
     seed_spread,
     tables,
 )
@@ -35,6 +36,7 @@ from td3x.analysis.peer import PeerComparison
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_sources import SourceStudy
 from td3x.analysis.seed_spread import SeedStudy
+from td3x.analysis.seed_study_checks import StudyPower, load_power
 
 # the paper-shaped tables, also written as LaTeX (booktabs) with these captions
 LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}
@@ -55,12 +57,15 @@ class Settings:
         at_step: the env step of the "return at" table.
         coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
             it says the coverage is not measured).
+        preregistration: a pre-registration file whose post-hoc power of the seed study the seed-sources section
+            quotes (None: it states none).
     """
 
     reps: int = 2000
     seed: int = 0
     at_step: int = 100_000
     coverage: Path | None = None
+    preregistration: Path | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +84,7 @@ class Report:
     source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_sources.py)
     peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (peer.py)
     coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (aggregates.read_coverage)
+    study_power: StudyPower | None = None  # the seed study's post-hoc power (seed_study_checks.load_power)
 
 
 @dataclass
@@ -116,6 +122,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         raise ReportError(f"{', '.join(map(str, paths))}: {error}") from error
     try:
         coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
+        power = None if settings.preregistration is None else load_power(settings.preregistration)
     except ValueError as error:
         raise ReportError(str(error)) from error
     grid = make_grid(runs)
@@ -143,6 +150,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         source_studies,
         peer.peer_comparisons(against_authors, peer_rows),
         coverage,
+        power,
     )
 
 
@@ -230,7 +238,7 @@ def render_markdown(
         fidelity.markdown(report.fidelity) + peer.markdown(report.peers),
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),
-        seed_sources.markdown(report.source_studies),
+        seed_sources_text.markdown(report.source_studies, report.study_power),
         compute.markdown(frames),
         return_tables.not_averaged_markdown(frames),
     ]

@@ -56,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         "aggregates section quotes how often their bootstrap CIs cover the truth (without it, it says not measured)",
     )
     parser.add_argument(
+        "--preregistration",
+        type=Path,
+        help="a pre-registration file (docs/results/preregistration.yaml): the seed-sources section states the "
+        "study's post-hoc power from it (post_hoc.computed.seed_study); without it, none",
+    )
+    parser.add_argument(
         "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
     )
     return parser
@@ -100,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"report error: {problem}", file=sys.stderr)
         return 2
     try:
-        report = build_report(args.paths, Settings(args.reps, args.seed, args.at_step, args.coverage))
+        settings = Settings(args.reps, args.seed, args.at_step, args.coverage, args.preregistration)
+        report = build_report(args.paths, settings)
     except (ReportError, FileNotFoundError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2
