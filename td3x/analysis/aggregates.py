@@ -322,6 +322,7 @@ def coverage_note(aggregates: list[RowAggregate], coverage: pd.DataFrame | None)
         )
     spans = [
         f"{statistic} by {interval}: {_span(group['coverage'])}"
+        + (" (a row against another row of the report with the same envs)" if statistic.startswith("P(") else "")
         for (statistic, interval), group in lines.groupby(["statistic", "interval"], sort=False)
     ]
     return (
