@@ -2,9 +2,10 @@
 that quote them.
 
 No number there is typed by hand: ``td3x-report docs/results/runs --out docs/results/report --plotly none
---preregistration docs/results/preregistration.yaml`` made the report from the committed run files (and the same,
-without the pre-registration, for ``docs/results/seed_study``), this test makes each again
-and compares every table byte for byte, and every table on a results page must be a table of its report.
+--coverage docs/results/aggregate_coverage.csv --preregistration docs/results/preregistration.yaml`` made the
+report from the committed run files, the committed coverage table of scripts/aggregate_coverage.py and the
+pre-registration (and the same for ``docs/results/seed_study``), this test makes
+each again and compares every table byte for byte, and every table on a results page must be a table of its report.
 """
 
 from __future__ import annotations
@@ -23,20 +24,25 @@ from td3x.rundir.layout import is_timing_column
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
-REPORT_COMMAND = [  # run from the root
-    "docs/results/runs",
-    "--out",
-    "docs/results/report",
-    "--plotly",
-    "none",
+COVERAGE = [  # the aggregates' measured coverage; the pre-registration's bounds and the seed study's post-hoc power
+    "--coverage",
+    "docs/results/aggregate_coverage.csv",
     "--preregistration",
     "docs/results/preregistration.yaml",
 ]
+REPORT_COMMAND = ["docs/results/runs", "--out", "docs/results/report", "--plotly", "none", *COVERAGE]  # from the root
 RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
 # the seed study (+experiment=seed_study env=hopper agent=td3_paper run.total_steps=15000): its own runs, report, page
 STUDY = RESULTS / "seed_study"
 STUDY_RUNS, STUDY_REPORT, STUDY_PAGE = STUDY / "runs", STUDY / "report", STUDY / "index.md"
-STUDY_COMMAND = ["docs/results/seed_study/runs", "--out", "docs/results/seed_study/report", "--plotly", "none"]
+STUDY_COMMAND = [
+    "docs/results/seed_study/runs",
+    "--out",
+    "docs/results/seed_study/report",
+    "--plotly",
+    "none",
+    *COVERAGE,
+]
 STUDY_STEPS, STUDY_N = 15_000, 5
 SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
 # (runs dir, report dir, page, the report's command, tables the report must have)

@@ -1,7 +1,8 @@
 """The aggregates section: across envs, one per table row, the IQM and mean of normalised scores, the probability
 of improvement over the TD3 row, and performance profiles (rliable; Agarwal et al. 2021), with 95% intervals by the
-interval rule (``metrics.interval_method``): stratified bootstrap CIs from 5 seeds per env; below, a Student-t
-interval for the mean and none for the others.
+interval rule (``metrics.interval_method``): the mean gets a Student-t interval below 10 seeds per env and a
+stratified bootstrap CI from 10; the IQM, the probability of improvement and the profiles, with no Student-t form,
+get a stratified bootstrap CI from 5 seeds per env and none below.
 
 Scores are each seed's Table 2 metric (last-10 mean), normalised per env so that envs of different return scales
 can be pooled: ``score / paper TD3 Table 2 score`` on the paper's four Table 2 envs. On any other env (Pendulum,
@@ -13,6 +14,7 @@ each env's normaliser. Here are the section's numbers, tables, Markdown and plot
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,6 +23,8 @@ from td3x.analysis import plots, tables
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
 from td3x.analysis.metrics import (
+    BOOTSTRAP,
+    MIN_AGGREGATE_BOOTSTRAP_SEEDS,
     MIN_BOOTSTRAP_SEEDS,
     Estimate,
     iqm_and_mean,
@@ -33,6 +37,9 @@ from td3x.analysis.tables import EMPTY, estimate_text, number
 
 Scores = dict[tuple[str, str], dict[int, float]]  # (row, env) → seed → that seed's last-10 mean
 PROFILE_POINTS = 101
+# scripts/aggregate_coverage.py's CSV: the columns the report reads, and which line measures which row
+COVERAGE_COLUMNS = ["row", "envs", "seeds_per_env", "statistic", "interval", "coverage", "replicates"]
+COVERAGE_SCRIPT = "scripts/aggregate_coverage.py"
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,7 @@ class RowAggregate:
         cell_seeds: per env, how many complete seeds the row's cell there has.
         seeds: the seeds complete on every one of those envs (the bootstrap needs one score per seed and env).
         scores: normalised scores, shape (seeds, envs).
-        iqm: interquartile mean over all (seed, env) scores, with its interval (none below 5 seeds).
+        iqm: interquartile mean over all (seed, env) scores, with its bootstrap CI (none below 5 seeds).
         mean: mean over envs of the mean over seeds, with its interval.
         reference: the TD3 row it is compared with (None for that row itself or when there is none).
         improvement: P(row > reference) over the envs both have, with CI.
@@ -204,9 +211,9 @@ def frames(normalisers: dict[str, Normaliser], aggregates: list[RowAggregate]) -
 
 
 LATEX_CAPTION = (
-    "Scores normalised per env, aggregated over envs: IQM and mean [95\\% interval: stratified "
-    "bootstrap from 5 seeds per env; below, Student-t for the mean and none for the IQM], and the probability of "
-    "improvement over the TD3 row."
+    "Scores normalised per env, aggregated over envs: IQM [95\\% stratified bootstrap CI from 5 seeds per env, "
+    "none below] and mean [95\\% interval: Student-t below 10 seeds per env, stratified bootstrap from 10], and "
+    "the probability of improvement over the TD3 row."
 )
 
 
@@ -244,13 +251,20 @@ def normalisers_frame(normalisers: dict[str, Normaliser]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------------- Markdown
-def markdown(envs: list[str], normalisers: dict[str, Normaliser], aggregates: list[RowAggregate]) -> str:
-    """The report's aggregates section: each env's normaliser, the rows' aggregates, the envs left out.
+def markdown(
+    envs: list[str],
+    normalisers: dict[str, Normaliser],
+    aggregates: list[RowAggregate],
+    coverage: pd.DataFrame | None = None,
+) -> str:
+    """The report's aggregates section: each env's normaliser, the rows' aggregates with the measured coverage of
+    their bootstrap CIs, the envs left out.
 
     Args:
         envs: the report's envs.
         normalisers: from :func:`make_normalisers`.
         aggregates: from :func:`aggregate_rows`.
+        coverage: from :func:`read_coverage`, or None when the report is made without it.
     """
     left_out = [env_id for env_id in envs if env_id not in normalisers]
     note = (
@@ -265,15 +279,63 @@ def markdown(envs: list[str], normalisers: dict[str, Normaliser], aggregates: li
         "## Aggregates across envs\n\nEach seed's last-10 mean, normalised per env (1 = reference, 0 = zero below), "
         "pooled over envs on the seeds every env of the row has (*envs* gives each cell's own seeds): IQM "
         "(interquartile mean) and mean, and P(row > TD3 row), the probability that a run of the row beats a run of "
-        "TD3 on a random env (rliable; Agarwal et al., 2021). With "
-        f"{MIN_BOOTSTRAP_SEEDS} or more seeds pooled per env each gets a 95% stratified bootstrap CI; with fewer, "
-        f"the mean gets a Student-t interval ({tables.T_MARK}: the envs' variances summed, Welch-Satterthwaite "
-        "degrees of freedom) and the IQM and P(row > TD3 row), which have no Student-t form, get none. Performance "
-        "profiles (their bands likewise only from "
-        f"{MIN_BOOTSTRAP_SEEDS} seeds) are in "
-        f"`{PLOTS_DIR}/performance_profiles.png`. {note}\n\n{tables.markdown(normalisers_frame(normalisers))}\n\n"
+        "TD3 on a random env (rliable; Agarwal et al., 2021). The mean gets a Student-t interval below "
+        f"{MIN_BOOTSTRAP_SEEDS} seeds pooled per env ({tables.T_MARK}: the envs' variances summed, "
+        "Welch-Satterthwaite degrees of freedom) and a 95% stratified bootstrap CI from "
+        f"{MIN_BOOTSTRAP_SEEDS}. The IQM and P(row > TD3 row), which have no Student-t form, get a 95% stratified "
+        f"bootstrap CI from {MIN_AGGREGATE_BOOTSTRAP_SEEDS} seeds pooled per env and none below. Performance "
+        f"profiles (their bands likewise only from {MIN_AGGREGATE_BOOTSTRAP_SEEDS} seeds) are in "
+        f"`{PLOTS_DIR}/performance_profiles.png`. {coverage_note(aggregates, coverage)} {note}\n\n"
+        f"{tables.markdown(normalisers_frame(normalisers))}\n\n"
         f"{tables.markdown(aggregates_frame(aggregates))}"
     )
+
+
+def read_coverage(path: Path) -> pd.DataFrame:
+    """The coverage table of ``scripts/aggregate_coverage.py``.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        ValueError: it lacks a column the report reads (one line naming them).
+    """
+    table = pd.read_csv(path, keep_default_na=False)
+    missing = [column for column in COVERAGE_COLUMNS if column not in table.columns]
+    if missing:
+        raise ValueError(f"{path} is not a coverage table of {COVERAGE_SCRIPT}: no column {', '.join(missing)}")
+    return table
+
+
+def coverage_note(aggregates: list[RowAggregate], coverage: pd.DataFrame | None) -> str:
+    """What share of simulated samples the rows' 95% intervals cover, from the coverage table's lines for the
+    rows with a bootstrap CI (the same row, envs and seeds per env); or that it was not measured."""
+    bootstrapped = {(a.row, " ".join(a.envs), len(a.seeds)) for a in aggregates if a.iqm.method == BOOTSTRAP}
+    if not bootstrapped:
+        return ""
+    lines = pd.DataFrame() if coverage is None else coverage
+    if not lines.empty:
+        keys = zip(lines["row"], lines["envs"], lines["seeds_per_env"].astype(int), strict=True)
+        lines = lines[[key in bootstrapped for key in keys]]
+    if lines.empty:
+        return (
+            "How often these bootstrap CIs cover the true value at so few seeds is not measured for this report "
+            f"(`{COVERAGE_SCRIPT}` measures it; `td3x-report --coverage` quotes it)."
+        )
+    spans = [
+        f"{statistic} by {interval}: {_span(group['coverage'])}"
+        + (" (a row against another row of the report with the same envs)" if statistic.startswith("P(") else "")
+        for (statistic, interval), group in lines.groupby(["statistic", "interval"], sort=False)
+    ]
+    return (
+        f"Measured coverage of the 95% intervals at these rows' designs (`{COVERAGE_SCRIPT}`: each row's envs and "
+        "seeds per env, normal per-seed scores at its cells' means and SDs, "
+        f"{int(lines['replicates'].iloc[0])} simulated samples each; the share whose interval holds the true "
+        f"value, lowest to highest over the rows): {'; '.join(spans)}. Below 95%, the CI is too narrow."
+    )
+
+
+def _span(values: pd.Series) -> str:
+    low, high = float(values.min()), float(values.max())
+    return f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%} to {high:.0%}"
 
 
 # ---------------------------------------------------------------------------------------------------- plots

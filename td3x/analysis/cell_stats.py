@@ -1,5 +1,5 @@
 """The numbers of one table cell, from its complete runs' eval.csv files: the paper's metrics with 95% intervals
-(by the interval rule of ``metrics.interval_method``: Student-t below 5 seeds, percentile bootstrap from 5), the
+(by the interval rule of ``metrics.interval_method``: Student-t below 10 seeds, percentile bootstrap from 10), the
 learning curve with its band, and the critics' overestimation bias when the runs logged it."""
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | No
     Args:
         cell: the cell.
         at_step: the env step for the "return at" column, e.g. 100_000.
-        reps: bootstrap replications (cells with 5 or more seeds).
+        reps: bootstrap replications (cells with 10 or more seeds).
         seed: seeds the resampling.
     """
     if not cell.runs:

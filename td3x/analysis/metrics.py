@@ -4,11 +4,14 @@
 Curves are arrays of shape (seeds, evaluations) on one grid of env steps; entry 0 is the evaluation of the
 untrained policy at step 0.
 
-**The interval rule** (``interval_method``, the one place it is decided): a mean over 5 or more seeds gets a 95%
-percentile bootstrap CI; a mean over 2 to 4 seeds gets a Student-t 95% interval, mean ± t(0.975, n − 1)·s/√n. With
-n = 3 a percentile bootstrap's 2.5% and 97.5% points are the min and max of the seeds (each is drawn three times
-over with probability 1/27 > 2.5%): the range, not a 95% CI. Statistics with no Student-t form (the IQM, the
-probability of improvement, performance profiles) get no interval below 5 seeds.
+**The interval rule** (``interval_method``, the one place it is decided): a mean over 10 or more seeds gets a 95%
+percentile bootstrap CI; a mean over 2 to 9 seeds gets a Student-t 95% interval, mean ± t(0.975, n − 1)·s/√n. A
+percentile bootstrap is too narrow at small n: with n = 3 its 2.5% and 97.5% points are the min and max of the
+seeds (each is drawn three times over with probability 1/27 > 2.5%), the range, not a 95% CI; at n = 5 its "95%"
+interval covers a normal mean only about 86% of the time, where Student-t's covers 95%. Statistics with no
+Student-t form (the IQM, the probability of improvement, performance profiles) get rliable's stratified bootstrap
+from 5 seeds per env and no interval below; their real coverage at the report's sizes is measured by
+``scripts/aggregate_coverage.py``, not assumed.
 """
 
 from __future__ import annotations
@@ -26,24 +29,27 @@ from scipy.integrate import trapezoid
 
 from td3x.algo.seed_statistics import CONFIDENCE, t_interval
 
-MIN_BOOTSTRAP_SEEDS = 5  # below this, a percentile bootstrap's 95% CI is (about) the range of the seeds
+MIN_BOOTSTRAP_SEEDS = 10  # a mean over fewer seeds gets Student-t: a percentile bootstrap's "95%" covers ~86% at 5
+MIN_AGGREGATE_BOOTSTRAP_SEEDS = 5  # a statistic with no Student-t form gets no interval below this
 BOOTSTRAP = "percentile bootstrap"
 STUDENT_T = "Student-t"
 NO_INTERVAL = "none"
 
 
 def interval_method(n_seeds: int, has_t_form: bool = True) -> str:
-    """The report's rule for a 95% interval over ``n_seeds`` seeds: ``BOOTSTRAP`` from ``MIN_BOOTSTRAP_SEEDS``
-    seeds, ``STUDENT_T`` below (2 seeds at least), ``NO_INTERVAL`` below 2 seeds or, below
-    ``MIN_BOOTSTRAP_SEEDS``, for a statistic without a Student-t form.
+    """The report's rule for a 95% interval over ``n_seeds`` seeds. A mean: ``BOOTSTRAP`` from
+    ``MIN_BOOTSTRAP_SEEDS`` seeds, ``STUDENT_T`` below (2 seeds at least), ``NO_INTERVAL`` below 2. A statistic
+    without a Student-t form: ``BOOTSTRAP`` from ``MIN_AGGREGATE_BOOTSTRAP_SEEDS`` seeds, ``NO_INTERVAL`` below.
 
     Args:
         n_seeds: the seeds the statistic rests on (per env, for a statistic pooled over envs).
         has_t_form: whether the statistic is a mean (of means), for which a Student-t interval exists.
     """
+    if not has_t_form:
+        return BOOTSTRAP if n_seeds >= MIN_AGGREGATE_BOOTSTRAP_SEEDS else NO_INTERVAL
     if n_seeds >= MIN_BOOTSTRAP_SEEDS:
         return BOOTSTRAP
-    return STUDENT_T if n_seeds >= 2 and has_t_form else NO_INTERVAL
+    return STUDENT_T if n_seeds >= 2 else NO_INTERVAL
 
 
 @dataclass(frozen=True)
@@ -255,15 +261,18 @@ def iqm_and_mean(
     score_matrices: Mapping[str, np.ndarray], reps: int, seed: int
 ) -> dict[str, tuple[Estimate, Estimate]]:
     """The IQM and the mean of each key's (seeds, envs) normalised scores, each with a 95% interval by the
-    interval rule: stratified bootstrap CIs from ``MIN_BOOTSTRAP_SEEDS`` seeds; below, the mean gets a Student-t
-    interval (``stratified_t_interval``) and the IQM, which has no Student-t form, none.
+    interval rule: the IQM, which has no Student-t form, gets a stratified bootstrap CI from
+    ``MIN_AGGREGATE_BOOTSTRAP_SEEDS`` seeds and none below; the mean, a mean of means, gets a stratified bootstrap
+    CI from ``MIN_BOOTSTRAP_SEEDS`` seeds and a Student-t interval below (``stratified_t_interval``).
 
     Args:
         score_matrices: per key, normalised scores of shape (seeds, envs).
         reps: bootstrap replications.
         seed: seeds the resampling.
     """
-    bootstrapped = {key: m for key, m in score_matrices.items() if interval_method(m.shape[0]) == BOOTSTRAP}
+    bootstrapped = {
+        key: m for key, m in score_matrices.items() if interval_method(m.shape[0], has_t_form=False) == BOOTSTRAP
+    }
     points, cis = interval_estimates(bootstrapped, _iqm_and_mean, reps, seed) if bootstrapped else ({}, {})
     estimates = {}
     for key, matrix in score_matrices.items():
@@ -276,6 +285,7 @@ def iqm_and_mean(
         else:
             nan = float("nan")
             iqm = Estimate(float(rly_metrics.aggregate_iqm(matrix)), nan, nan, n, NO_INTERVAL)
+        if interval_method(n) != BOOTSTRAP:
             value, low, high = stratified_t_interval(matrix)
             mean = Estimate(value, low, high, n, interval_method(n) if np.isfinite(low) else NO_INTERVAL)
         estimates[key] = (iqm, mean)
@@ -284,8 +294,8 @@ def iqm_and_mean(
 
 def probability_of_improvement(x: np.ndarray, y: np.ndarray, reps: int, seed: int) -> Estimate:
     """P(X > Y): the probability that a run of X scores above a run of Y on a random env (Mann-Whitney U over
-    runs, averaged over envs), with a stratified bootstrap CI when both have ``MIN_BOOTSTRAP_SEEDS`` seeds or
-    more (no interval below: it has no Student-t form).
+    runs, averaged over envs), with a stratified bootstrap CI when both have ``MIN_AGGREGATE_BOOTSTRAP_SEEDS``
+    seeds or more (no interval below: it has no Student-t form).
 
     Args:
         x: scores of shape (seeds of X, envs).
@@ -305,8 +315,8 @@ def performance_profiles(
     score_matrices: Mapping[str, np.ndarray], taus: np.ndarray, reps: int, seed: int
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """rliable's performance profiles: per key, the fraction of runs (over seeds and envs) scoring above each tau,
-    with bootstrap CIs for the keys with ``MIN_BOOTSTRAP_SEEDS`` seeds or more (the others get none: a profile
-    has no Student-t form).
+    with bootstrap CIs for the keys with ``MIN_AGGREGATE_BOOTSTRAP_SEEDS`` seeds or more (the others get none: a
+    profile has no Student-t form).
 
     Args:
         score_matrices: per key, normalised scores of shape (seeds, envs).
@@ -316,7 +326,11 @@ def performance_profiles(
     """
     with seeded_bootstrap(seed):  # create_performance_profile takes no random_state at all
         profiles, cis = rly.create_performance_profile(dict(score_matrices), taus, reps=reps)
-    return profiles, {key: ci for key, ci in cis.items() if interval_method(len(score_matrices[key])) == BOOTSTRAP}
+    return profiles, {key: ci for key, ci in cis.items() if _has_aggregate_ci(len(score_matrices[key]))}
+
+
+def _has_aggregate_ci(n_seeds: int) -> bool:
+    return interval_method(n_seeds, has_t_form=False) == BOOTSTRAP
 
 
 def _column_means(scores: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from td3x.analysis import (
     plots,
     return_tables,
     seed_sources,
+    seed_sources_text,
     seed_spread,
     tables,
 )
@@ -37,6 +38,7 @@ from td3x.analysis.peer import PeerComparison
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_sources import SourceStudy
 from td3x.analysis.seed_spread import SeedStudy
+from td3x.analysis.seed_study_checks import StudyPower, load_power
 
 # the paper-shaped tables, also written as LaTeX (booktabs) with these captions
 LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}
@@ -52,17 +54,23 @@ class Settings:
 
     Attributes:
         reps: bootstrap replications per CI (rliable's default is 50000; 2000 gives CI bounds stable to about 1%);
-            used by cells with 5 or more seeds (fewer get Student-t intervals).
+            used by means over 10 or more seeds (fewer get Student-t intervals) and by the aggregates.
         seed: seeds every bootstrap, so the same runs give the same report.
         at_step: the env step of the "return at" table.
         bounds: where the fidelity and peer tables' equivalence bounds come from (a pre-registration file's, or
             the default rule).
+        coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
+            it says the coverage is not measured).
+        preregistration: a pre-registration file whose post-hoc power of the seed study the seed-sources section
+            quotes (None: it states none).
     """
 
     reps: int = 2000
     seed: int = 0
     at_step: int = 100_000
     bounds: BoundRule = field(default_factory=BoundRule)
+    coverage: Path | None = None
+    preregistration: Path | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +89,8 @@ class Report:
     source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_sources.py)
     peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (peer.py)
     peer_sensitivity: list[PeerComparison] = field(default_factory=list)  # the same, the mean after the warm-up
+    coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (aggregates.read_coverage)
+    study_power: StudyPower | None = None  # the seed study's post-hoc power (seed_study_checks.load_power)
 
 
 @dataclass
@@ -106,8 +116,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         settings: bootstrap and table settings.
 
     Raises:
-        ReportError: no run dir was found.
-        FileNotFoundError: a path does not exist.
+        ReportError: no run dir was found, or the coverage table is not one.
+        FileNotFoundError: a path (or the coverage table) does not exist.
     """
     runs = find_runs(paths)
     if not runs:
@@ -116,6 +126,11 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         source_studies = seed_sources.study_sources(runs)
     except seed_sources.MixedLaunchesError as error:
         raise ReportError(f"{', '.join(map(str, paths))}: {error}") from error
+    try:
+        coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
+        power = None if settings.preregistration is None else load_power(settings.preregistration)
+    except ValueError as error:
+        raise ReportError(str(error)) from error
     grid = make_grid(runs)
     stats = {}  # in display order (rows, then envs): every table, plot and study follows it
     for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
@@ -141,6 +156,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         source_studies,
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds),
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds, peer.SENSITIVITY),
+        coverage,
+        power,
     )
 
 
@@ -226,9 +243,9 @@ def render_markdown(
         *return_tables.markdown(frames, report.settings.at_step),
         bias.markdown(frames),
         fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers, report.peer_sensitivity),
-        aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates),
+        aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),
-        seed_sources.markdown(report.source_studies),
+        seed_sources_text.markdown(report.source_studies, report.study_power),
         compute.markdown(frames),
         return_tables.not_averaged_markdown(frames),
     ]
@@ -249,6 +266,7 @@ def _header(report: Report) -> str:
         f"{flagged} cells are marked (!): they have runs not averaged or seeds missing (see the last section). "
         f"Intervals are 95% over seeds: a percentile bootstrap (rliable, {report.settings.reps} resamples, seed "
         f"{report.settings.seed}) for a cell with {MIN_BOOTSTRAP_SEEDS} or more seeds; for a cell with fewer, a "
-        f"Student-t interval, mean ± t(0.975, n−1)·s/√n, marked {tables.T_MARK}: with 3 seeds a percentile "
-        "bootstrap's 2.5% and 97.5% points are the min and max of the seeds, the range rather than a 95% interval."
+        f"Student-t interval, mean ± t(0.975, n−1)·s/√n, marked {tables.T_MARK}: below {MIN_BOOTSTRAP_SEEDS} seeds "
+        'a percentile bootstrap is too narrow (at 5 seeds its "95%" interval covers a normal mean about 86% of the '
+        "time; at 3 its 2.5% and 97.5% points are the min and max of the seeds)."
     )

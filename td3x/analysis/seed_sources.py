@@ -8,13 +8,14 @@ Per condition and statistic (each run's mean return over its evaluations after s
 SD across runs with its 95% chi-square interval, its ratio to all-vary's with the F interval
 (``metrics.sd_interval``, ``metrics.ratio_interval``), the Brown-Forsythe test of equal spread with all-vary, and
 the runs marked as outliers (more than OUTLIER_MADS scaled MADs below their condition's median; Bjorck et al.'s
-runs "far below the rest") or as ending below their start; the section's text (:func:`markdown`) says each in full.
+runs "far below the rest") or as ending below their step-0 evaluation; the section's text
+(``seed_sources_text.markdown``) says each in full.
 
 A folder may hold several studies of one env (the experiment's sweep dir is literal): studies with other group
 options (``agent``, ``noise``) or another ``paper_row`` stay apart, as the report's rows do. Two *launches* with the
 same options but other settings (``run.total_steps``, N, the job's seed, any other key) would mix their conditions
 in one row each, so the report refuses them with one line that says how to separate them
-(:class:`MixedLaunchesError`). Here are the section's numbers, tables, Markdown and plots.
+(:class:`MixedLaunchesError`). Here are the section's numbers, tables and plots.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import plots, tables
+from td3x.analysis import plots
 from td3x.analysis.cells import STUDY_GROUP, differing, result_keys
 from td3x.analysis.plots import Figures
 from td3x.analysis.runs import Run
-from td3x.analysis.two_sample import Spread, sd_interval, spread_against
+from td3x.analysis.seed_study_checks import bit_identical
+from td3x.analysis.two_sample import Spread, spread_against
 
 ALL_VARY = "all_vary"
 EVALUATION = "evaluation"
@@ -64,7 +66,8 @@ class Sample:
 
     @property
     def below_start(self) -> bool:
-        """Whether the final return is lower than the step-0 one (the untrained policy's): the run unlearned."""
+        """Whether the final return is lower than the step-0 one (the untrained policy's): the run ended below its
+        step-0 evaluation (a rule added after seeing the first seed study's runs)."""
         return bool(self.steps[0] == 0 and len(self.returns) > 1 and self.returns[-1] < self.returns[0])
 
     def value(self, statistic: str) -> float:
@@ -86,6 +89,7 @@ class SourceStudy:
         left_out: the runs not used, each with its reason.
         measurement_sd: per statistic, the SD across evaluation sets within a run, pooled over every complete run
             with several sets (root of the mean within-run variance); NaN when no run has several.
+        measurement_df: the degrees of freedom of that pooled variance (each run's sets less one, summed).
     """
 
     env_id: str
@@ -94,6 +98,7 @@ class SourceStudy:
     spreads: dict[tuple[str, str], Spread]
     left_out: list[str]
     measurement_sd: dict[str, float]
+    measurement_df: int = 0
 
 
 def condition(run: Run) -> str | None:
@@ -183,7 +188,8 @@ def _study(env_id: str, label: str, runs: list[Run]) -> SourceStudy:
         for statistic in STATISTICS
     }
     complete = [run for run in runs if run.problem is None]
-    return SourceStudy(env_id, label, samples, spreads, left_out, _measurement_sd(complete))
+    dof = sum(len(_sets(run)) for run in complete)  # a run with k sets besides set 0 gives k degrees of freedom
+    return SourceStudy(env_id, label, samples, spreads, left_out, _measurement_sd(complete), dof)
 
 
 def _run_samples(run: Run, every_set: bool) -> list[Sample]:
@@ -236,16 +242,16 @@ def frames(studies: list[SourceStudy]) -> dict[str, pd.DataFrame]:
     return {"seed_sources": spread_frame(studies), "seed_sources_runs": samples_frame(studies)}
 
 
-def _interval_text(interval: tuple[float, float]) -> str:
-    return f"[{interval[0]:.3g}, {interval[1]:.3g}]"
-
-
 def spread_frame(studies: list[SourceStudy]) -> pd.DataFrame:
     """``seed_sources.csv``: per env, condition and statistic, the spread, its interval, the ratio and the test."""
     rows = []
     for study in studies:
         for (name, statistic), spread in study.spreads.items():
             samples = study.samples[name]
+            control = name == REPEAT  # n = 2 copies of one run: no spread to estimate, only bit-identity
+            if control:
+                nan = (math.nan, math.nan)
+                spread = Spread(spread.n, spread.mean, spread.sd, nan, math.nan, nan, math.nan)
             rows.append(
                 {
                     "env": study.env_id,
@@ -263,6 +269,7 @@ def spread_frame(studies: list[SourceStudy]) -> pd.DataFrame:
                     "brown_forsythe_p": spread.p_value,
                     "outliers": sum(sample.outlier for sample in samples),
                     "below_start": sum(sample.below_start for sample in samples),
+                    "bit_identical": bit_identical(samples) if control else None,
                 }
             )
     return pd.DataFrame(rows)
@@ -284,24 +291,6 @@ def samples_frame(studies: list[SourceStudy]) -> pd.DataFrame:
         for sample in samples
     ]
     return pd.DataFrame(rows)
-
-
-def display_frame(study: SourceStudy) -> pd.DataFrame:
-    """The section's table of one env: per condition, each statistic's SD [interval], ratio [interval] and p."""
-    rows = {}
-    for name in study.samples:
-        row: dict[str, str] = {"runs": str(study.spreads[(name, "final")].n)}
-        for statistic in STATISTICS:
-            spread = study.spreads[(name, statistic)]
-            row[f"{statistic}: SD [95%]"] = f"{spread.sd:.3g} {_interval_text(spread.sd_interval)}"
-            row[f"{statistic}: ratio [95%]"] = f"{spread.ratio:.2f} {_interval_text(spread.ratio_interval)}"
-            row[f"{statistic}: p"] = "n/a" if math.isnan(spread.p_value) else f"{spread.p_value:.3f}"
-        row["outliers"] = str(sum(sample.outlier for sample in study.samples[name]))
-        row["below start"] = str(sum(sample.below_start for sample in study.samples[name]))
-        rows[name] = row
-    frame = pd.DataFrame.from_dict(rows, orient="index")
-    frame.index.name = "condition"
-    return frame
 
 
 # ---------------------------------------------------------------------------------------------------- plots
@@ -330,60 +319,3 @@ def plot(studies: list[SourceStudy], figures: Figures) -> None:
                 figures.directory / f"seed_sources_strip_{name}.png",
             ),
         ]
-
-
-# ---------------------------------------------------------------------------------------------------- Markdown
-def markdown(studies: list[SourceStudy]) -> str:
-    """The report's section on the studies ('' without one).
-
-    Args:
-        studies: from :func:`study_sources`.
-    """
-    if not studies:
-        return ""
-    parts = [
-        "## Sources of seed variance",
-        "Each condition varies one source of randomness across its runs and pins the others "
-        "(`+experiment=seed_study`); *all_vary* varies them all (the usual spread across seeds), *evaluation* is "
-        "one trained run measured from N sets of evaluation start states, *repeat* is one seed trained twice (the"
-        " determinism control: SD 0 on one machine). Per run: its mean return over its evaluations after step 0, "
-        "and its final return. **SD**: the standard deviation across the condition's runs (ddof = 1) with its 95%"
-        " chi-square interval, which assumes normally distributed returns. **ratio**: SD / all_vary's SD, with "
-        "the 95% F interval of a ratio of two normal SDs. **p**: the Brown-Forsythe test (Levene's test on "
-        "deviations from the median) of equal spread with all_vary. **outliers**: runs whose final return lies "
-        f"more than {OUTLIER_MADS:g} scaled MADs (1.4826 × the median absolute deviation) below their condition's"
-        " median; marked in red in the plots, not removed. **below start**: runs whose final return is lower than "
-        "their own step-0 return, the untrained policy's (they unlearned; the MAD rule misses such a run when the "
-        "others spread widely); dashed in the curves, a triangle in the strip plot, not removed. All numbers per "
-        "run are in `seed_sources_runs.csv`, "
-        "the spreads in `seed_sources.csv`.",
-    ]
-    for study in studies:
-        parts += [f"**{study.label}**", tables.markdown(display_frame(study)), _reading(study)]
-        if study.left_out:
-            parts.append("Left out (failed or unfinished): " + "; ".join(study.left_out) + ".")
-    return "\n\n".join(parts)
-
-
-def _reading(study: SourceStudy) -> str:
-    """How much of the spread is measurement, and what the intervals at this N can tell apart."""
-    n = study.spreads[(ALL_VARY, "final")].n
-    low, high = sd_interval(1.0, n)
-    lines = [
-        f"With {n} runs a condition's SD is known within a factor of about {low:.2f} to {high:.2f} of the measured "
-        "value (95%), so a ratio to all_vary whose interval contains 1 is not told apart from all_vary: a source "
-        "whose true share of the spread is small and one whose share is large can both give such an interval."
-    ]
-    all_sd = study.spreads[(ALL_VARY, "final")].sd
-    for statistic, title in STATISTICS.items():
-        within = study.measurement_sd[statistic]
-        base = study.spreads[(ALL_VARY, statistic)].sd
-        if math.isfinite(within) and base > 0:
-            lines.append(
-                f"Measurement ({title}): evaluating one policy from other start states moves it by an SD of "
-                f"{within:.3g} (pooled over every run's evaluation sets), {100 * within**2 / base**2:.2g}% of "
-                "all_vary's variance."
-            )
-    if not all_sd > 0:
-        lines.append("all_vary has no spread: no ratio can be formed.")
-    return " ".join(lines)

@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from td3x.algo.seed_statistics import CONFIDENCE, last10_return
+from td3x.algo.seed_statistics import CONFIDENCE, last10_return, t_interval
 from td3x.analysis import tables
 from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.metrics import Band
+from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, interval_method
 from td3x.analysis.plots import PLOTS_DIR, Figures
 from td3x.analysis.tables import number
 
@@ -54,8 +54,8 @@ class SeedStudy:
         seeds: the complete seeds.
         scores: each seed's last-10 mean.
         spread: min, 25th percentile, median, 75th percentile, max and std (ddof=1) of the scores.
-        ci_width: x = number of seeds k, mean = the mean 95% bootstrap CI width of the mean over subsets of k
-            seeds, low/high = its 10th and 90th percentiles over those subsets.
+        ci_width: x = number of seeds k, mean = the mean width of the 95% interval of the mean (the report's
+            interval rule) over subsets of k seeds, low/high = its 10th and 90th percentiles over those subsets.
         welch: the false-positive rate of Welch's t-test per group size.
     """
 
@@ -114,7 +114,8 @@ def seed_subsets(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def ci_width_by_seeds(scores: np.ndarray, reps: int, rng: np.random.Generator) -> Band:
-    """The 95% percentile-bootstrap CI width of the mean as a function of the number of seeds k = 2..n.
+    """The width of the report's 95% interval of the mean (``metrics.interval_method``: Student-t below 10 seeds, a
+    percentile bootstrap from 10) as a function of the number of seeds k = 2..n.
 
     Args:
         scores: per-seed scores.
@@ -125,20 +126,28 @@ def ci_width_by_seeds(scores: np.ndarray, reps: int, rng: np.random.Generator) -
     widths = []
     for k in sizes:
         subsets = scores[seed_subsets(len(scores), int(k), rng)]
-        # one vectorised bootstrap for all subsets of this size (scipy resamples along the last axis)
-        ci = stats.bootstrap(
-            (subsets,),
-            np.mean,
-            axis=-1,
-            vectorized=True,
-            n_resamples=reps,
-            confidence_level=CONFIDENCE,
-            method="percentile",
-            rng=rng,
-        ).confidence_interval
-        widths.append(np.asarray(ci.high - ci.low))
+        if interval_method(int(k)) == STUDENT_T:
+            _, low, high = t_interval(subsets.T)
+            widths.append(high - low)
+        else:
+            widths.append(_bootstrap_widths(subsets, reps, rng))
     low, high = (np.array([np.nanpercentile(w, q) for w in widths]) for q in WIDTH_PERCENTILES)
     return Band(sizes, np.array([np.nanmean(w) for w in widths]), low, high)
+
+
+def _bootstrap_widths(subsets: np.ndarray, reps: int, rng: np.random.Generator) -> np.ndarray:
+    # one vectorised bootstrap for all subsets of one size (scipy resamples along the last axis)
+    ci = stats.bootstrap(
+        (subsets,),
+        np.mean,
+        axis=-1,
+        vectorized=True,
+        n_resamples=reps,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        rng=rng,
+    ).confidence_interval
+    return np.asarray(ci.high - ci.low)
 
 
 def welch_rates(scores: np.ndarray, rng: np.random.Generator) -> list[WelchRate]:
@@ -237,11 +246,12 @@ def markdown(studies: list[SeedStudy], only_source_studies: bool) -> str:
         return "" if only_source_studies else f"## Seed study\n\nNo cell has {MIN_SEEDS} or more complete seeds."
     return (
         f"## Seed study (cells with {MIN_SEEDS} or more seeds)\n\nThe spread of per-seed last-10 means, the mean "
-        "width of the 95% bootstrap CI of the mean with 3 seeds and with all of them (every size in "
+        "width of the 95% interval of the mean with 3 seeds and with all of them (every size in "
         f"`{PLOTS_DIR}/seed_ci_width_*.png`), and how often a Welch t-test finds two disjoint groups of seeds of the "
         "same config different at p < 0.05: every such finding is a false positive (5% is the nominal rate; all "
-        "group sizes in `seed_study_welch.csv`). With 2 or 3 seeds the percentile bootstrap CI is too narrow: it "
-        f"cannot reach beyond the few scores it resamples.\n\n{tables.markdown(seed_study_frame(studies))}"
+        "group sizes in `seed_study_welch.csv`). The interval is the report's: Student-t below "
+        f"{MIN_BOOTSTRAP_SEEDS} seeds, a percentile bootstrap from {MIN_BOOTSTRAP_SEEDS}.\n\n"
+        f"{tables.markdown(seed_study_frame(studies))}"
     )
 
 
@@ -261,7 +271,7 @@ def plot(env_id: str, studies: list[SeedStudy], figures: Figures) -> None:
     figures.bands(
         bands,
         f"seed_ci_width_{env_id}",
-        f"{env_id}: 95% bootstrap CI width of the mean vs number of seeds (band: 10th-90th percentile over subsets)",
+        f"{env_id}: 95% interval width of the mean vs number of seeds (band: 10th-90th percentile over subsets)",
         ("seeds", "CI width (return)"),
         "no CI width is finite",
     )

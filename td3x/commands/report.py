@@ -52,12 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--at-step", type=int, default=defaults.at_step, help="env step of the 'return at' table")
     parser.add_argument("--plotly", choices=list(PLOTLY_JS), default="directory", help=PLOTLY_HELP)
     parser.add_argument(
+        "--coverage",
+        type=Path,
+        help="a coverage table of scripts/aggregate_coverage.py (e.g. docs/results/aggregate_coverage.csv): the "
+        "aggregates section quotes how often their bootstrap CIs cover the truth (without it, it says not measured)",
+    )
+    parser.add_argument(
         "--preregistration",
         type=Path,
         help="a pre-registration file (docs/results/preregistration.yaml): the fidelity and peer tables' "
         "equivalence bounds are the ones it registers (peer.computed.<env>.bound), else its post-hoc rule "
         f"(peer.bound_fraction x the reference's mean); without it, {DEFAULT_FRACTION:g} x the reference's mean, "
-        "marked post hoc",
+        "marked post hoc; the seed-sources section states the seed study's post-hoc power from it "
+        "(post_hoc.computed.seed_study), without it none",
     )
     parser.add_argument(
         "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
@@ -106,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         bounds = load_rule(args.preregistration) if args.preregistration else BoundRule()
-        report = build_report(args.paths, Settings(args.reps, args.seed, args.at_step, bounds))
+        settings = Settings(args.reps, args.seed, args.at_step, bounds, args.coverage, args.preregistration)
+        report = build_report(args.paths, settings)
     except (ReportError, FileNotFoundError, PreregistrationError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ output dir, plotly.js modes, the step-0 mark, plots left out, and the fidelity c
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from td3x.analysis.metrics import (
     STUDENT_T,
     interval_method,
     max_average_return,
+    mean_estimates,
     seeded_bootstrap,
     stratified_t_interval,
 )
@@ -39,6 +41,8 @@ from td3x.commands.report import main
 from td3x.config.schema import TrainConfig
 
 T_975_DF2 = 4.302653  # Student-t's 97.5% quantile with 2 degrees of freedom (3 seeds), from any table
+T_975_DF4 = 2.776445  # with 4 degrees of freedom (5 seeds)
+PENDULUM_SEEDS = 10  # the fixture's Pendulum TD3 cell: enough seeds for the percentile bootstrap
 TABLE1_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5"]
 TABLE1_ENVS += ["InvertedDoublePendulum-v5"]
 TABLE2_ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5"]
@@ -83,7 +87,7 @@ def test_gymnasium_ids_map_to_the_papers_columns_by_name() -> None:
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Hopper: TD3 seeds 0-2 (with bias columns), TD3 - CDQ seeds 0-1 and an unfinished seed 2.
-    Pendulum: TD3 seeds 0-7 plus a duplicate of seed 0, TD3 - CDQ seeds 0-1 and a failed seed 2 (3-7 missing).
+    Pendulum: TD3 seeds 0-9 plus a duplicate of seed 0, TD3 - CDQ seeds 0-1 and a failed seed 2 (3-9 missing).
     """
     root = tmp_path_factory.mktemp("report") / "sweep"
     for seed in range(3):
@@ -92,7 +96,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for seed in range(2):
         write_run(root / f"hopper/no_twin/seed={seed}", "Hopper-v5", "TD3 - CDQ", seed, curve(800, seed))
     write_run(root / "hopper/no_twin/seed=2", "Hopper-v5", "TD3 - CDQ", 2, curve(800, 2, n=6), "running", 1100)
-    for seed in range(8):
+    for seed in range(PENDULUM_SEEDS):
         write_run(root / f"pendulum/none/seed={seed}", "Pendulum-v1", "TD3", seed, curve(-1000, seed))
     write_run(root / "rerun/pendulum/none/seed=0", "Pendulum-v1", "TD3", 0, curve(-1000, 0))
     for seed in range(2):
@@ -138,16 +142,16 @@ def test_failed_duplicate_and_missing_seeds_are_flagged_not_averaged(
     report: Report, written: Written, sweep: Path
 ) -> None:
     pendulum_cdq = report.grid.cells[("TD3 - CDQ", "Pendulum-v1")]
-    assert pendulum_cdq.seeds == [0, 1] and pendulum_cdq.missing_seeds == (3, 4, 5, 6, 7)
+    assert pendulum_cdq.seeds == [0, 1] and pendulum_cdq.missing_seeds == tuple(range(3, PENDULUM_SEEDS))
     assert [run.problem for run in pendulum_cdq.left_out] == ["failed: TrainingError: non-finite critic_loss"]
     pendulum_td3 = report.grid.cells[("TD3", "Pendulum-v1")]
-    assert pendulum_td3.seeds == list(range(8)) and "duplicate" in str(pendulum_td3.left_out[0].problem)
-    expected = np.mean([last10(curve(-1000, s)) for s in range(8)])  # the duplicate of seed 0 counts once
+    assert pendulum_td3.seeds == list(range(PENDULUM_SEEDS)) and "duplicate" in str(pendulum_td3.left_out[0].problem)
+    expected = np.mean([last10(curve(-1000, s)) for s in range(PENDULUM_SEEDS)])  # the duplicate of seed 0 counts once
     assert report.stats[("TD3", "Pendulum-v1")].last10.value == pytest.approx(expected)
     not_averaged = written.frames["not_averaged"]
     assert len(not_averaged) == 4  # unfinished, failed, duplicate, missing seeds
     runs_csv = pd.read_csv(sweep.parent / "out" / "runs.csv")
-    assert len(runs_csv) == 18 and runs_csv["problem"].notna().sum() == 3
+    assert len(runs_csv) == 10 + PENDULUM_SEEDS and runs_csv["problem"].notna().sum() == 3
 
 
 def test_table1_return_at_step_and_auc_equal_hand_computations(sweep: Path, report: Report) -> None:
@@ -168,9 +172,9 @@ def test_table1_return_at_step_and_auc_equal_hand_computations(sweep: Path, repo
 def test_aggregates_normalise_by_the_paper_or_our_td3_row(report: Report) -> None:
     hopper, pendulum = report.normalisers["Hopper-v5"], report.normalisers["Pendulum-v1"]
     assert (hopper.zero, hopper.reference) == (0.0, 3304.75)
-    step0 = [curve(-1000, s)[0] for s in range(8)] + [curve(-1200, s)[0] for s in range(2)]
+    step0 = [curve(-1000, s)[0] for s in range(PENDULUM_SEEDS)] + [curve(-1200, s)[0] for s in range(2)]
     assert pendulum.zero == pytest.approx(np.mean(step0))
-    assert pendulum.reference == pytest.approx(np.mean([last10(curve(-1000, s)) for s in range(8)]))
+    assert pendulum.reference == pytest.approx(np.mean([last10(curve(-1000, s)) for s in range(PENDULUM_SEEDS)]))
     by_row = {aggregate.row: aggregate for aggregate in report.aggregates}
     td3 = np.array([[hopper(last10(curve(1000, s))), pendulum(last10(curve(-1000, s)))] for s in range(3)])
     assert by_row["TD3"].seeds == [0, 1, 2] and np.allclose(by_row["TD3"].scores, td3)
@@ -184,30 +188,40 @@ def test_aggregates_normalise_by_the_paper_or_our_td3_row(report: Report) -> Non
 
 def test_seed_study_for_cells_with_many_seeds(report: Report) -> None:
     [study] = report.studies  # only Pendulum TD3 has 6 or more seeds
-    scores = np.array([last10(curve(-1000, s)) for s in range(8)])
+    scores = np.array([last10(curve(-1000, s)) for s in range(PENDULUM_SEEDS)])
     assert (study.row, study.env_id) == ("TD3", "Pendulum-v1")
     assert study.spread["median"] == pytest.approx(np.median(scores))
     assert study.spread["std"] == pytest.approx(np.std(scores, ddof=1))
-    assert list(study.ci_width.x) == list(range(2, 9)) and np.all(study.ci_width.mean > 0)
-    assert [rate.group_size for rate in study.welch] == [3, 4]
+    assert list(study.ci_width.x) == list(range(2, PENDULUM_SEEDS + 1)) and np.all(study.ci_width.mean > 0)
+    # the width follows the interval rule: Student-t's below 10 seeds, averaged over every subset of 3 of the 10
+    subsets = scores[np.array(list(itertools.combinations(range(PENDULUM_SEEDS), 3)))]
+    assert study.ci_width.mean[1] == pytest.approx(np.mean(2 * T_975_DF2 * subsets.std(axis=1, ddof=1) / np.sqrt(3)))
+    assert [rate.group_size for rate in study.welch] == [3, 4, 5]
     assert all(0.0 <= rate.significant <= 1.0 for rate in study.welch)
 
 
-def test_the_interval_rule_is_student_t_below_5_seeds_and_the_bootstrap_from_5(report: Report) -> None:
-    assert [interval_method(n) for n in (1, 2, 3, 4, 5, 8)] == [NO_INTERVAL, *[STUDENT_T] * 3, BOOTSTRAP, BOOTSTRAP]
-    assert interval_method(3, has_t_form=False) == NO_INTERVAL
+def test_the_interval_rule_is_student_t_below_10_seeds_and_the_bootstrap_from_10(report: Report) -> None:
+    rule = [interval_method(n) for n in (1, 2, 3, 5, 9, 10, 12)]
+    assert rule == [NO_INTERVAL, *[STUDENT_T] * 4, BOOTSTRAP, BOOTSTRAP]
+    # a statistic with no Student-t form (IQM, P(X > Y)) gets rliable's bootstrap from 5 seeds, nothing below
+    assert [interval_method(n, has_t_form=False) for n in (3, 4, 5, 9)] == [NO_INTERVAL] * 2 + [BOOTSTRAP] * 2
+    # by hand at n = 5: 1, 2, 3, 4, 10 has mean 4 and s² = (9 + 4 + 1 + 0 + 36) / 4 = 12.5; t(0.975, 4 dof)
+    estimate = mean_estimates(np.array([[1.0], [2.0], [3.0], [4.0], [10.0]]), REPS, 0)[0]
+    half = T_975_DF4 * np.sqrt(12.5 / 5)
+    assert (estimate.value, estimate.low, estimate.high) == pytest.approx((4, 4 - half, 4 + half))
+    assert estimate.method == STUDENT_T and estimate.n == 5
     # by hand: 1, 2, 6 has mean 3 and s = √7; Student-t on 2 df
     mean, low, high = t_interval(np.array([[1.0], [2.0], [6.0]]))
     half = T_975_DF2 * np.sqrt(7 / 3)
     assert (mean[0], low[0], high[0]) == pytest.approx((3, 3 - half, 3 + half))
-    # Hopper's TD3 cell has 3 seeds: Student-t, marked; Pendulum's has 8: the bootstrap, unmarked
+    # Hopper's TD3 cell has 3 seeds: Student-t, marked; Pendulum's has 10: the bootstrap, unmarked
     hopper, pendulum = report.stats[("TD3", "Hopper-v5")], report.stats[("TD3", "Pendulum-v1")]
     scores = np.array([last10(curve(1000, s)) for s in range(3)])
     half = T_975_DF2 * scores.std(ddof=1) / np.sqrt(3)
     assert hopper.last10.method == STUDENT_T and hopper.interval == STUDENT_T
     assert (hopper.last10.low, hopper.last10.high) == pytest.approx((scores.mean() - half, scores.mean() + half))
     assert pendulum.last10.method == BOOTSTRAP
-    pendulum_scores = [last10(curve(-1000, s)) for s in range(8)]
+    pendulum_scores = [last10(curve(-1000, s)) for s in range(PENDULUM_SEEDS)]
     assert min(pendulum_scores) <= pendulum.last10.low < pendulum.last10.high <= max(pendulum_scores)
     assert return_tables.table2_text(hopper).split(" n=3")[0].endswith(T_MARK)
     assert T_MARK not in return_tables.table2_text(pendulum)
@@ -216,7 +230,7 @@ def test_the_interval_rule_is_student_t_below_5_seeds_and_the_bootstrap_from_5(r
     assert hopper.band.high == pytest.approx(curves.mean(0) + T_975_DF2 * curves.std(0, ddof=1) / np.sqrt(3))
 
 
-def test_aggregates_give_each_cell_s_seeds_and_below_5_a_student_t_mean(report: Report, written: Written) -> None:
+def test_aggregates_give_each_cell_s_seeds_and_below_10_a_student_t_mean(report: Report, written: Written) -> None:
     by_row = {aggregate.row: aggregate for aggregate in report.aggregates}
     cdq = by_row["TD3 - CDQ"]  # 2 seeds per env: a Student-t mean, no IQM interval, no P(X > Y) interval
     assert cdq.cell_seeds == {"Hopper-v5": 2, "Pendulum-v1": 2}
@@ -228,7 +242,7 @@ def test_aggregates_give_each_cell_s_seeds_and_below_5_a_student_t_mean(report: 
     single = np.array([[1.0], [2.0], [6.0]])
     assert stratified_t_interval(single) == pytest.approx(tuple(float(v[0]) for v in t_interval(single)))
     frame = written.frames["aggregates"]
-    assert frame.loc["TD3", "envs (cell seeds)"] == "Hopper-v5 (3), Pendulum-v1 (8)"
+    assert frame.loc["TD3", "envs (cell seeds)"] == f"Hopper-v5 (3), Pendulum-v1 ({PENDULUM_SEEDS})"
     assert frame.loc["TD3", "seeds pooled per env"] == 3
 
 
@@ -403,7 +417,7 @@ def test_runs_csv_names_runs_below_the_working_directory_relative_to_it(
     """A report of committed runs, made from the repository's root, must read the same in every clone."""
     monkeypatch.chdir(sweep.parent)
     paths = return_tables.runs_csv_frame(build_report([Path(sweep.name)], Settings(reps=REPS)).grid)["path"]
-    assert len(paths) == 18 and all(path.startswith(f"{sweep.name}/") for path in paths)
+    assert len(paths) == 10 + PENDULUM_SEEDS and all(path.startswith(f"{sweep.name}/") for path in paths)
     monkeypatch.chdir(tmp_path)  # the runs lie elsewhere: absolute paths
     paths = return_tables.runs_csv_frame(build_report([sweep], Settings(reps=REPS)).grid)["path"]
     assert all(Path(path).is_absolute() and Path(path).is_dir() for path in paths)

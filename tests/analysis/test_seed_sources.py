@@ -97,7 +97,8 @@ def test_td3x_report_writes_the_study_and_the_control_has_zero_spread(report: Pa
     assert list(dict.fromkeys(spreads["condition"])) == list(CONDITIONS)
     assert set(spreads["n"]) == {N, 2}  # N runs a condition, N evaluation sets, two repeats
     repeat = spreads[spreads["condition"] == "repeat"]
-    assert (repeat["sd"] == 0).all() and (repeat["sd_high"] == 0).all()  # the determinism control
+    assert (repeat["sd"] == 0).all() and repeat["bit_identical"].all()  # the determinism control: no degenerate
+    assert repeat[["sd_low", "sd_high", "ratio_to_all_vary", "brown_forsythe_p"]].isna().all().all()  # statistics
     all_vary = spreads[spreads["condition"] == "all_vary"]
     assert (all_vary["sd"] > 0).all() and (all_vary["ratio_to_all_vary"] == 1).all()
     weights = spreads[(spreads["condition"] == "weights") & (spreads["statistic"] == "final")].iloc[0]
@@ -106,6 +107,9 @@ def test_td3x_report_writes_the_study_and_the_control_has_zero_spread(report: Pa
     assert len(runs) == 7 * N + N + 2 and runs["outlier"].dtype == bool and runs["below_start"].dtype == bool
     report = (out / "report.md").read_text()
     assert "## Sources of seed variance" in report and "Brown-Forsythe" in report and "Measurement" in report
+    assert "| repeat | 2 | bit-identical: yes | — | — | bit-identical: yes | — | — |" in report
+    # every source condition's seed 0 is all_vary's seed 0 (the others pinned to 0): disclosed
+    assert "**Shared run.** In 6 of 6 source conditions a run is bit for bit all_vary's run" in report
     for name in ("seed_sources_curves_Pendulum-v1.png", "seed_sources_strip_Pendulum-v1.png"):
         assert (out / "plots" / name).stat().st_size > 10_000
 

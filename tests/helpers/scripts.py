@@ -1,16 +1,20 @@
-"""The console scripts as a user runs them (their dir, their exit codes), tiny overrides, and a two-seed run."""
+"""The console scripts as a user runs them (their dir, their exit codes), tiny overrides, a two-seed run, and the
+repository's scripts/ imported by path."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import td3x
 
 BIN = Path(sys.executable).parent
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 TINY = ("agent.hidden_sizes=[32,32]", "agent.batch_size=64", "run.eval_episodes=2", "logging.wandb_mode=disabled")
 
 
@@ -33,3 +37,13 @@ def exit_code(main: Callable[[list[str]], int | None], argv: list[str]) -> int:
     except SystemExit as exit_:
         return int(exit_.code or 0)
     return returned or 0
+
+
+def load_script(name: str) -> ModuleType:
+    """scripts/<name>.py, imported by path (scripts/ is no package)."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module

@@ -4,33 +4,20 @@ tests: tests/analysis/test_power.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers.scripts import load_script
 from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "results" / "preregistration.md"
 
 
-def load_script() -> ModuleType:
-    """scripts/preregistration_power.py, imported by path (scripts/ is no package)."""
-    path = ROOT / "scripts" / "preregistration_power.py"
-    spec = importlib.util.spec_from_file_location("preregistration_power", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-power = load_script()
+power = load_script("preregistration_power")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,167 @@
+"""The seed-sources section's table and text: per condition its spreads, the determinism control as bit-identity,
+and what the study can and cannot tell (its power, the runs its conditions share, how much is measurement)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from td3x.analysis import tables
+from td3x.analysis.seed_sources import ALL_VARY, OUTLIER_MADS, REPEAT, SOURCES, STATISTICS, SourceStudy
+from td3x.analysis.seed_study_checks import (
+    StudyPower,
+    bit_identical,
+    farthest,
+    ratios_without,
+    same_curve,
+    shared_runs,
+)
+from td3x.analysis.tables import EMPTY
+from td3x.analysis.two_sample import ALPHA, ratio_interval, sd_interval
+
+
+def _interval_text(interval: tuple[float, float]) -> str:
+    return f"[{interval[0]:.3g}, {interval[1]:.3g}]"
+
+
+def display_frame(study: SourceStudy) -> pd.DataFrame:
+    """The section's table of one env: per condition, each statistic's SD [interval], ratio [interval] and p; the
+    determinism control (two copies of one run) shows whether they are bit-identical instead."""
+    rows = {}
+    for name in study.samples:
+        row: dict[str, str] = {"runs": str(study.spreads[(name, "final")].n)}
+        for statistic in STATISTICS:
+            spread = study.spreads[(name, statistic)]
+            if name == REPEAT:
+                identical = "yes" if bit_identical(study.samples[name]) else "no"
+                row |= {f"{statistic}: SD [95%]": f"bit-identical: {identical}", f"{statistic}: ratio [95%]": EMPTY}
+                row[f"{statistic}: p"] = EMPTY
+                continue
+            row[f"{statistic}: SD [95%]"] = f"{spread.sd:.3g} {_interval_text(spread.sd_interval)}"
+            row[f"{statistic}: ratio [95%]"] = f"{spread.ratio:.2f} {_interval_text(spread.ratio_interval)}"
+            row[f"{statistic}: p"] = "n/a" if math.isnan(spread.p_value) else f"{spread.p_value:.3f}"
+        row["outliers"] = str(sum(sample.outlier for sample in study.samples[name]))
+        row["below start"] = str(sum(sample.below_start for sample in study.samples[name]))
+        rows[name] = row
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "condition"
+    return frame
+
+
+def markdown(studies: list[SourceStudy], power: StudyPower | None = None) -> str:
+    """The report's section on the studies ('' without one).
+
+    Args:
+        studies: from ``seed_sources.study_sources``.
+        power: the study's post-hoc power from a pre-registration file (None: not stated).
+    """
+    if not studies:
+        return ""
+    parts = [
+        "## Sources of seed variance",
+        "Each condition varies one source of randomness across its runs and pins the others "
+        "(`+experiment=seed_study`); *all_vary* varies them all (the usual spread across seeds), *evaluation* is "
+        "one trained run measured from N sets of evaluation start states, *repeat* is one seed trained twice (the"
+        " determinism control: its runs are bit-identical or not; two copies of one run have no spread to "
+        "estimate). Per run: its mean return over its evaluations after step 0, "
+        "and its final return. **SD**: the standard deviation across the condition's runs (ddof = 1) with its 95%"
+        " chi-square interval, which assumes normally distributed returns. **ratio**: SD / all_vary's SD, with "
+        "the 95% F interval of a ratio of two normal SDs. **p**: the Brown-Forsythe test (Levene's test on "
+        "deviations from the median) of equal spread with all_vary. **outliers**: runs whose final return lies "
+        f"more than {OUTLIER_MADS:g} scaled MADs (1.4826 × the median absolute deviation) below their condition's"
+        " median; marked in red in the plots, not removed. **below start**: runs whose final return is lower than "
+        "their own step-0 return, the untrained policy's (a rule added after seeing the first seed study's runs; "
+        "the MAD rule misses such a run when the others spread widely); dashed in the curves, a triangle in the "
+        "strip plot, not removed. All numbers per run are in `seed_sources_runs.csv`, "
+        "the spreads in `seed_sources.csv`.",
+    ]
+    for study in studies:
+        parts += [f"**{study.label}**", tables.markdown(display_frame(study)), _reading(study, power)]
+        if study.left_out:
+            parts.append("Left out (failed or unfinished): " + "; ".join(study.left_out) + ".")
+    return "\n\n".join(parts)
+
+
+def _reading(study: SourceStudy, power: StudyPower | None) -> str:
+    """What the intervals at this N can tell apart, the study's power, the shared runs, and how much of the spread
+    is measurement."""
+    n = study.spreads[(ALL_VARY, "final")].n
+    low, high = sd_interval(1.0, n)
+    lines = [
+        f"With {n} runs a condition's SD is known within a factor of about {low:.2f} to {high:.2f} of the measured "
+        "value (95%), so a ratio to all_vary whose interval contains 1 is not told apart from all_vary: a source "
+        "whose true share of the spread is small and one whose share is large can both give such an interval.",
+        _power_text(study, n, power),
+        _shared_text(study),
+    ]
+    if not study.spreads[(ALL_VARY, "final")].sd > 0:
+        lines.append("all_vary has no spread: no ratio can be formed.")
+    lines += [_measurement_text(study, statistic, title) for statistic, title in STATISTICS.items()]
+    return " ".join(line for line in lines if line)
+
+
+def _detected(study: SourceStudy) -> list[str]:
+    """The source conditions whose spread a test tells apart from all_vary's (ratio interval without 1, or
+    Brown-Forsythe p < alpha), on either statistic."""
+    found = []
+    for name in (name for name in SOURCES if name in study.samples):
+        spreads = [study.spreads[(name, statistic)] for statistic in STATISTICS]
+        if any(not s.ratio_interval[0] <= 1 <= s.ratio_interval[1] or s.p_value < ALPHA for s in spreads):
+            found.append(name)
+    return found
+
+
+def _power_text(study: SourceStudy, n: int, power: StudyPower | None) -> str:
+    if power is None or power.runs != n:
+        return f"This report states no power for {n} runs a condition (`td3x-report --preregistration` does)."
+    found = _detected(study)
+    verdict = f"a difference was detected for {', '.join(found)}" if found else "none was detected"
+    return (
+        f"With {n} runs per condition this study could detect only about {power.f_test_ratio:.2f}-fold "
+        f"differences in SD (the F test, two-sided, alpha {ALPHA:g}, at 80% power); Brown-Forsythe's real size "
+        f"at {n} against {n} is {power.bf_size:.1%} (not 5%) and its power at a 4-fold difference "
+        f"{power.bf_power_ratio_4:.0%} (post-hoc figures of the pre-registration file); {verdict}."
+    )
+
+
+def _shared_text(study: SourceStudy) -> str:
+    """Runs that source conditions share with all_vary, bit for bit, and the ratios without them."""
+    reference = study.samples.get(ALL_VARY, [])
+    sources = {name: study.samples[name] for name in SOURCES if name in study.samples}
+    shared = shared_runs(reference, sources)
+    if not shared:
+        return ""
+    first = sources[next(iter(shared))][shared[next(iter(shared))][0]]
+    index = next(i for i, sample in enumerate(reference) if same_curve(sample, first))
+    extreme = [title for statistic, title in STATISTICS.items() if farthest(reference, statistic) == index]
+    ranges = []
+    for statistic, title in STATISTICS.items():
+        ratios = list(ratios_without(reference, sources, statistic).values())
+        if ratios:
+            ranges.append(f"{min(ratios):.2f} to {max(ratios):.2f} ({title})")
+    without = f"Without it on both sides, the SD ratios to all_vary run from {' and from '.join(ranges)}."
+    return (
+        f"**Shared run.** In {len(shared)} of {len(sources)} source conditions a run is bit for bit all_vary's "
+        f"run {reference[index].label} (every evaluation return the same): with the other sources pinned to that run's "
+        "values, varying one source at its seed varies nothing. "
+        + (f"It is all_vary's run farthest from its mean ({', '.join(extreme)}). " if extreme else "")
+        + "So those conditions are not independent of all_vary, as the F intervals and the Brown-Forsythe test "
+        "assume, and one point pulls every ratio towards 1. " + (without if ranges else "")
+    )
+
+
+def _measurement_text(study: SourceStudy, statistic: str, title: str) -> str:
+    within = study.measurement_sd[statistic]
+    base = study.spreads[(ALL_VARY, statistic)]
+    if not (math.isfinite(within) and base.sd > 0 and study.measurement_df > 0):
+        return ""
+    share = within**2 / base.sd**2
+    low, high = (np.square(ratio_interval(within / base.sd, study.measurement_df + 1, base.n)) * 100).tolist()
+    return (
+        f"Measurement ({title}): evaluating one policy from other start states moves it by an SD of "
+        f"{within:.3g} (pooled over every run's evaluation sets, {study.measurement_df} degrees of freedom), "
+        f"{100 * share:.2g}% of all_vary's variance (95% F interval {low:.2g}% to {high:.2g}%: all_vary's "
+        f"variance rests on {base.n - 1} degrees of freedom)."
+    )

@@ -1,0 +1,114 @@
+"""What the seed-sources section says about its own design: runs that two conditions share bit for bit (and what
+the ratios are without them), whether the determinism control's runs are bit-identical, and the power the study
+had, read from a pre-registration file's post-hoc figures (``post_hoc.computed.seed_study``), never typed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import yaml
+
+
+class Curve(Protocol):
+    """A measured curve of a condition (``seed_sources.Sample``)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def steps(self) -> np.ndarray: ...
+    @property
+    def returns(self) -> np.ndarray: ...
+
+    def value(self, statistic: str) -> float: ...
+
+
+@dataclass(frozen=True)
+class StudyPower:
+    """The post-hoc power of a seed study of ``runs`` runs against ``runs``, from a pre-registration file.
+
+    Attributes:
+        runs: the runs per condition the figures are for.
+        f_test_ratio: the SD ratio the two-sided F test detects with 80% power at alpha = 0.05.
+        bf_size: Brown-Forsythe's simulated rejection rate at equal spread (nominal 5%).
+        bf_power_ratio_4: its simulated power at an SD ratio of 4.
+    """
+
+    runs: int
+    f_test_ratio: float
+    bf_size: float
+    bf_power_ratio_4: float
+
+
+class PreregistrationError(ValueError):
+    """A pre-registration file without the seed study's post-hoc power."""
+
+
+def load_power(path: Path) -> StudyPower:
+    """The seed study's post-hoc power from a pre-registration file (``post_hoc.seed_study_runs`` and
+    ``post_hoc.computed.seed_study``).
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        PreregistrationError: it lacks those keys (one line naming the first missing one).
+    """
+    document = yaml.safe_load(path.read_text()) or {}
+    post_hoc = document.get("post_hoc") or {}
+    figures = (post_hoc.get("computed") or {}).get("seed_study") or {}
+    needed = {"post_hoc.seed_study_runs": post_hoc.get("seed_study_runs")} | {
+        f"post_hoc.computed.seed_study.{key}": figures.get(key)
+        for key in ("f_test_ratio_80", "bf_size", "bf_power_ratio_4")
+    }
+    missing = [key for key, value in needed.items() if value is None]
+    if missing:
+        raise PreregistrationError(f"{path} has no {missing[0]}: the seed study's power cannot be stated")
+    return StudyPower(
+        int(post_hoc["seed_study_runs"]),
+        float(figures["f_test_ratio_80"]),
+        float(figures["bf_size"]),
+        float(figures["bf_power_ratio_4"]),
+    )
+
+
+def same_curve(a: Curve, b: Curve) -> bool:
+    """Whether two curves are bit for bit the same (every step and every evaluation return)."""
+    return bool(np.array_equal(a.steps, b.steps) and np.array_equal(a.returns, b.returns))
+
+
+def bit_identical(samples: Sequence[Curve]) -> bool:
+    """Whether every sample is bit for bit the first (the determinism control)."""
+    return len(samples) > 1 and all(same_curve(samples[0], sample) for sample in samples[1:])
+
+
+def shared_runs(reference: Sequence[Curve], conditions: Mapping[str, Sequence[Curve]]) -> dict[str, list[int]]:
+    """Per condition, the indices of its samples that are bit for bit one of ``reference``'s (none: left out)."""
+    shared = {
+        name: [i for i, sample in enumerate(samples) if any(same_curve(sample, ref) for ref in reference)]
+        for name, samples in conditions.items()
+    }
+    return {name: indices for name, indices in shared.items() if indices}
+
+
+def farthest(samples: Sequence[Curve], statistic: str) -> int:
+    """The index of the sample farthest from its condition's mean on ``statistic``."""
+    values = np.array([sample.value(statistic) for sample in samples])
+    return int(np.argmax(np.abs(values - values.mean())))
+
+
+def ratios_without(
+    reference: Sequence[Curve], conditions: Mapping[str, Sequence[Curve]], statistic: str
+) -> dict[str, float]:
+    """Per condition sharing runs with ``reference``, its SD over the reference's SD (ddof = 1) with the shared
+    runs left out of both."""
+    ratios = {}
+    for name, indices in shared_runs(reference, conditions).items():
+        kept = [s for i, s in enumerate(conditions[name]) if i not in indices]
+        shared = [conditions[name][i] for i in indices]
+        base = [s for s in reference if not any(same_curve(s, other) for other in shared)]
+        if len(kept) > 1 and len(base) > 1:
+            sd, base_sd = (np.std([s.value(statistic) for s in group], ddof=1) for group in (kept, base))
+            ratios[name] = float(sd / base_sd) if base_sd > 0 else float("nan")
+    return ratios

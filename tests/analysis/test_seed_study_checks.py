@@ -1,0 +1,82 @@
+"""The seed-sources section on its own design: runs shared bit for bit and the ratios without them, the
+determinism control as bit-identity, the power read from the pre-registration file, and the variance shares'
+F intervals, on small hand-checkable cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from scipy import stats
+
+from td3x.analysis.seed_sources import ALL_VARY, REPEAT, STATISTICS, Sample, SourceStudy, _spread
+from td3x.analysis.seed_sources_text import display_frame, markdown
+from td3x.analysis.seed_study_checks import (
+    PreregistrationError,
+    StudyPower,
+    bit_identical,
+    load_power,
+    ratios_without,
+    shared_runs,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+STEPS = np.array([0, 5, 10])
+
+
+def run(label: str, final: float) -> Sample:
+    return Sample(label, STEPS, np.array([10.0, final / 2, final]))
+
+
+def study(samples: dict[str, list[Sample]]) -> SourceStudy:
+    spreads = {
+        (name, statistic): _spread(runs, samples[ALL_VARY], statistic)
+        for name, runs in samples.items()
+        for statistic in STATISTICS
+    }
+    return SourceStudy("Hopper-v5", "Hopper-v5", samples, spreads, [], {s: 1.0 for s in STATISTICS}, 20)
+
+
+SHARED = run("all_vary/seed_0", 400.0)  # far from all_vary's other runs, and in every source condition too
+ALL = [SHARED, run("all_vary/seed_1", 100.0), run("all_vary/seed_2", 110.0), run("all_vary/seed_3", 120.0)]
+WEIGHTS = [run("weights/seed_0", 400.0), run("weights/seed_1", 90.0), run("weights/seed_2", 300.0)]
+
+
+def test_a_run_two_conditions_share_is_found_and_left_out_of_the_ratio() -> None:
+    assert shared_runs(ALL, {"weights": WEIGHTS, "env": ALL[1:]}) == {"weights": [0], "env": [0, 1, 2]}
+    # without the shared run: weights' finals 90, 300 (SD 210/√2) against all_vary's 100, 110, 120 (SD 10)
+    ratio = ratios_without(ALL, {"weights": WEIGHTS}, "final")["weights"]
+    assert ratio == pytest.approx(210 / np.sqrt(2) / 10)
+
+
+def test_the_determinism_control_is_bit_identity_not_a_spread() -> None:
+    copy = Sample("repeat_2", STEPS, SHARED.returns.copy())
+    assert bit_identical([SHARED, copy]) and not bit_identical([SHARED, ALL[1]]) and not bit_identical([SHARED])
+    frame = display_frame(study({ALL_VARY: ALL, REPEAT: [SHARED, copy]}))
+    assert frame.loc[REPEAT].tolist()[:4] == ["2", "bit-identical: yes", "—", "—"]
+
+
+def test_the_power_is_read_from_the_preregistration_file_and_quoted(tmp_path: Path) -> None:
+    path = ROOT / "docs" / "results" / "preregistration.yaml"
+    figures = yaml.safe_load(path.read_text())["post_hoc"]
+    power = load_power(path)
+    assert power.f_test_ratio == figures["computed"]["seed_study"]["f_test_ratio_80"]
+    assert power.runs == figures["seed_study_runs"]
+    text = markdown([study({ALL_VARY: ALL[:3], "weights": WEIGHTS})], StudyPower(3, 6.5, 0.007, 0.132))
+    assert "could detect only about 6.50-fold differences in SD" in text and "real size at 3 against 3 is 0.7%" in text
+    assert "none was detected" in text and "**Shared run.** In 1 of 1 source conditions" in text
+    assert "states no power for 3 runs" in markdown([study({ALL_VARY: ALL[:3], "weights": WEIGHTS})])
+    assert "states no power" in markdown([study({ALL_VARY: ALL[:3]})], StudyPower(5, 4.9, 0.007, 0.13))  # other N
+    (tmp_path / "other.yaml").write_text("post_hoc: {seed_study_runs: 5}\n")
+    with pytest.raises(PreregistrationError, match=r"post_hoc\.computed\.seed_study\.f_test_ratio_80"):
+        load_power(tmp_path / "other.yaml")
+
+
+def test_the_measurement_share_gets_its_f_interval() -> None:
+    text = markdown([study({ALL_VARY: ALL, "weights": WEIGHTS})])
+    base = np.std([s.value("final") for s in ALL], ddof=1)
+    share = 1.0 / base**2  # the within-run SD is 1 on 20 degrees of freedom, all_vary's variance on 3
+    low, high = share / stats.f.ppf(0.975, 20, 3), share / stats.f.ppf(0.025, 20, 3)
+    assert f"(95% F interval {100 * low:.2g}% to {100 * high:.2g}%" in text
