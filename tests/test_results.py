@@ -336,3 +336,23 @@ def test_the_tuning_page_quotes_the_committed_study_it_ran() -> None:
     assert table["fresh-seed score"].startswith(
         f"−{-summary['fresh']['score']:.2f}, 95% interval [−{-low:.2f}, −{-high:.2f}]"
     )
+
+
+def test_the_tuning_page_s_pruning_sentences_are_the_two_studies_files() -> None:
+    """The same study without pruning: its env steps, its choice, and what each pruned trial would have ended at."""
+    pruned, whole = pd.read_csv(TUNING / "trials.csv"), pd.read_csv(TUNING / "no_pruning" / "trials.csv")
+    summary, whole_summary = (
+        json.loads((path / "summary.json").read_text()) for path in (TUNING, TUNING / "no_pruning")
+    )
+    page = " ".join((ROOT / "docs" / "tuning.md").read_text().split())
+    assert f"took {whole_summary['compute']['trial_env_steps']:,} env steps in trials" in page
+    assert (whole_summary["best_trial"], whole_summary["fresh"]["score"]) == (
+        summary["best_trial"],
+        summary["fresh"]["score"],
+    )
+    assert 4 * (whole["steps"].sum() - pruned["steps"].sum()) == whole["steps"].sum()  # "a quarter of the env steps"
+    ended = [f"−{-score:.0f}" for score in whole.set_index("trial").loc[[4, 5, 6, 7], "score"]]
+    assert f"they ended at {ended[0]}, {ended[1]} and {ended[2]}, below the median" in page
+    stopped = f"−{-pruned.set_index('trial').loc[7, 'score']:.0f}"
+    assert f"which it stopped at {stopped} and which would have ended at {ended[3]}, second best" in page
+    assert sorted(whole["score"], reverse=True)[1] == whole.set_index("trial").loc[7, "score"]
