@@ -55,16 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--coverage",
         type=Path,
         help="a coverage table of scripts/aggregate_coverage.py (e.g. docs/results/aggregate_coverage.csv): the "
-        "aggregates section quotes how often their bootstrap CIs cover the truth (without it, it says not measured)",
+        "aggregates section quotes how often their bootstrap CIs cover the truth (default: none, and the section says "
+        "the coverage is not measured)",
     )
     parser.add_argument(
         "--preregistration",
         type=Path,
         help="a pre-registration file (docs/results/preregistration.yaml): the fidelity and peer tables' "
         "equivalence bounds are the ones it registers (peer.computed.<env>.bound), else its post-hoc rule "
-        f"(peer.bound_fraction x the reference's mean); without it, {DEFAULT_FRACTION:g} x the reference's mean, "
-        "marked post hoc; the seed-sources section states the seed study's post-hoc power from it "
-        "(post_hoc.computed.seed_study), without it none",
+        "(peer.bound_fraction x the reference's mean), and the seed-sources section states the seed study's post-hoc "
+        f"power from it (post_hoc.computed.seed_study) (default: none: the bounds are {DEFAULT_FRACTION:g} x the "
+        "reference's mean, marked post hoc, and no power is stated)",
     )
     parser.add_argument(
         "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
