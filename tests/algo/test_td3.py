@@ -18,7 +18,7 @@ from td3x.algo.envs import EnvSpec, env_spec, make_env
 from td3x.algo.replay_buffer import Batch
 from td3x.algo.seeding import generators_of
 from td3x.algo.td3 import TD3, actor_loss, critic_loss, optimizer_step, polyak_update, smooth, td_target
-from td3x.config.enums import NoiseUnits, TargetRule
+from td3x.config.enums import NoiseUnits, Precision, TargetRule
 from td3x.config.schema import AgentConfig, TrainConfig
 
 MakeConfig = Callable[..., TrainConfig]
@@ -615,3 +615,32 @@ def test_delay_origin_survives_a_checkpoint() -> None:
     assert (restored.num_updates, restored.delay_origin) == (3, 4)
     expected = [True, False, True]
     assert actor_updates(restored, [3], restart=False) == actor_updates(agent, [3], restart=False) == expected
+
+
+# ---------------------------------------------------------------------- what the update leaves behind
+def test_the_losses_are_the_plain_functions_unless_compile_is_asked_for() -> None:
+    """`run.compile` is off by default: the agent computes its losses with the module's functions, not compiled
+    copies (compiling only changes speed, and costs a compile before the first update)."""
+    agent = make_agent()
+    assert agent.critic_loss is critic_loss and agent.actor_loss is actor_loss
+
+
+def test_the_actor_step_leaves_the_critic_s_gradients_as_the_critic_loss_made_them() -> None:
+    """The logged `critic_grad_norm` is the critic loss's: the actor's backward fills the actor's gradients only.
+    At update 1 a delay of 1 steps the actor and a delay of 2 does not; their critic steps are the same."""
+    with_actor, without_actor = make_agent(policy_delay=1), make_agent(policy_delay=2)
+    batch = make_batch()
+    stepped, not_stepped = (agent.update(batch, record=True) for agent in (with_actor, without_actor))
+    assert "actor_loss" in stepped and "actor_loss" not in not_stepped
+    torch.testing.assert_close(stepped["critic_loss"], not_stepped["critic_loss"], rtol=0, atol=0)
+    torch.testing.assert_close(stepped["critic_grad_norm"], not_stepped["critic_grad_norm"], rtol=0, atol=0)
+
+
+def test_a_bf16_agent_computes_its_losses_under_autocast_on_its_own_device() -> None:
+    """run.precision=bf16: each loss runs under bfloat16 autocast on the agent's device (here the CPU; td3x's
+    front door refuses bf16 on a CPU without bf16 units, the agent itself does not)."""
+    agent = TD3(SPEC, AgentConfig(hidden_sizes=[8, 8]), CPU, [generators_of(0, CPU)], precision=Precision.bf16)
+    with agent.loss_precision():
+        assert torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16
+    metrics = agent.update(make_batch(), record=True)
+    assert torch.isfinite(metrics["critic_loss"]).all()
