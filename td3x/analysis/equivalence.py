@@ -190,21 +190,19 @@ class Tost:
         return NOT_SHOWN
 
 
-def tost(test: Welch, bound: Bound, detectable: float, alpha: float = ALPHA) -> Tost:
-    """TOST of a Welch comparison at ``bound`` (NaN p and interval where Welch has none).
+def tost(test: Welch, bound: Bound, detectable: float) -> Tost:
+    """TOST of a Welch comparison at ``bound``, on its 90% interval (NaN p and interval where Welch has none).
 
     Args:
         test: the Welch comparison.
         bound: the bound.
         detectable: the design's MDD (see :func:`detectable_difference`).
-        alpha: each one-sided test's level.
     """
     if not (np.isfinite(test.se) and test.se > 0 and np.isfinite(test.df)):
         return Tost(bound, math.nan, math.nan, math.nan, detectable)
-    half = float(stats.t.ppf(1 - alpha, test.df)) * test.se
     below = float(stats.t.sf((test.difference + bound.value) / test.se, test.df))  # H0: difference <= -bound
     above = float(stats.t.cdf((test.difference - bound.value) / test.se, test.df))  # H0: difference >= +bound
-    return Tost(bound, test.difference - half, test.difference + half, max(below, above), detectable)
+    return Tost(bound, test.low90, test.high90, max(below, above), detectable)
 
 
 def detectable_difference(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float = ALPHA) -> float:

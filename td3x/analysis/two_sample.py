@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from td3x.algo.seed_statistics import CONFIDENCE
+from td3x.analysis.power import welch_df, welch_se
 
 ALPHA = 0.05  # the primary test's level, and TOST's
 
@@ -30,8 +31,8 @@ class Welch:
         low: the 95% Welch interval's lower bound.
         high: its upper bound.
         p: the two-sided p-value of Welch's t-test.
-        reach: how far the 1 − 2·``ALPHA`` (90%) Welch interval reaches from 0, max(|low|, |high|) of it: a
-            summary of this draw, not a bound fixed in advance.
+        low90: the 1 − 2·``ALPHA`` (90%) Welch interval's lower bound, TOST's interval.
+        high90: its upper bound.
         df: the Welch-Satterthwaite degrees of freedom.
         se: the standard error of the difference.
     """
@@ -40,9 +41,16 @@ class Welch:
     low: float
     high: float
     p: float
-    reach: float
+    low90: float
+    high90: float
     df: float
     se: float
+
+    @property
+    def reach(self) -> float:
+        """How far the 90% interval reaches from 0, max(|low90|, |high90|): a summary of this draw, not a bound
+        fixed in advance."""
+        return max(abs(self.low90), abs(self.high90))
 
 
 @dataclass(frozen=True)
@@ -98,18 +106,19 @@ def welch(x: np.ndarray, y: np.ndarray, alpha: float = ALPHA, confidence: float 
     nan = float("nan")
     if len(x) < 2 or len(y) < 2:
         difference = float(x.mean() - y.mean()) if len(x) and len(y) else nan
-        return Welch(difference, nan, nan, nan, nan, nan, nan)
+        return Welch(difference, nan, nan, nan, nan, nan, nan, nan)
     difference = float(x.mean() - y.mean())
-    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
-    se = math.sqrt(vx + vy)
+    sizes_and_sds = (float(x.std(ddof=1)), len(x), float(y.std(ddof=1)), len(y))
+    se = welch_se(*sizes_and_sds)
     if se == 0:
-        return Welch(difference, nan, nan, nan, nan, nan, 0.0)
-    df = (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1))
+        return Welch(difference, nan, nan, nan, nan, nan, nan, 0.0)
+    df = welch_df(*sizes_and_sds)
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
     tost_half = float(stats.t.ppf(1 - alpha, df)) * se  # the 1 - 2α interval's half-width
     p = float(2 * stats.t.sf(abs(difference) / se, df))
-    reach = abs(difference) + tost_half  # = max(|low|, |high|) of the 1 - 2α interval
-    return Welch(difference, difference - half, difference + half, p, reach, float(df), se)
+    return Welch(
+        difference, difference - half, difference + half, p, difference - tost_half, difference + tost_half, df, se
+    )
 
 
 def welch_t(x: np.ndarray, y: np.ndarray) -> np.ndarray:
