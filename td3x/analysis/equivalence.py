@@ -22,22 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from scipy import stats
 
 from td3x.analysis.power import mdd
+from td3x.analysis.registration import read_registration
 from td3x.analysis.tables import number, p_text
 from td3x.analysis.two_sample import ALPHA, Permutation, Welch
 
 POWER = 0.8  # the power of every MDD
 DEFAULT_FRACTION = 0.2  # the bound without a pre-registration file: 0.2 × the reference's mean
 REGISTERED_PEER_FIRST_SEED = 2000  # the registered peer runs' seeds: 2000 .. 2000 + n - 1 (the file's peer.rows)
-FILE_SECTIONS = {"schema", "common", "peer", "bf16", "seed_study", "paper_horizon", "post_hoc", "compute"}
 EQUIVALENT, NOT_SHOWN = "equivalent within ±{bound}", "equivalence not shown"
-
-
-class PreregistrationError(ValueError):
-    """A pre-registration file that cannot be read: one line naming the file, the key and what is allowed."""
 
 
 @dataclass(frozen=True)
@@ -72,36 +67,22 @@ def load_rule(path: Path) -> BoundRule:
     """The bound rule of a pre-registration file.
 
     Raises:
-        PreregistrationError: the file is missing, no YAML mapping, has an unknown section, or its peer section
+        PreregistrationError: the file cannot be read (``registration.read_registration``), or its peer section
             lacks ``bound_fraction`` or a numeric ``computed.<env>.bound``.
     """
-
-    def problem(text: str) -> PreregistrationError:
-        return PreregistrationError(f"--preregistration {path}: {text}")
-
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise problem(f"cannot read it as YAML ({type(error).__name__})") from error
-    if not isinstance(data, dict):
-        raise problem("not a YAML mapping of sections")
-    unknown = sorted(set(map(str, data)) - FILE_SECTIONS)
-    if unknown:
-        raise problem(f"unknown section(s) {unknown}; allowed {sorted(FILE_SECTIONS)}")
-    peer = data.get("peer")
-    if not isinstance(peer, dict):
-        raise problem("no peer section (a mapping with bound_fraction and computed)")
-    fraction: Any = peer.get("bound_fraction")
+    registration = read_registration(path)
+    registration.mapping("peer")
+    fraction: Any = registration.value("peer.bound_fraction")
     if not _is_number(fraction) or not 0 < fraction < 1:
-        raise problem("peer.bound_fraction must be a number in (0, 1)")
-    computed = peer.get("computed") or {}
+        raise registration.problem("peer.bound_fraction must be a number in (0, 1)")
+    computed = registration.data["peer"].get("computed") or {}
     if not isinstance(computed, dict):
-        raise problem("peer.computed must map envs to their numbers")
+        raise registration.problem("peer.computed must map envs to their numbers")
     bad = [
         env for env, numbers in computed.items() if not isinstance(numbers, dict) or not _positive(numbers.get("bound"))
     ]
     if bad:
-        raise problem(f"peer.computed.{bad[0]}.bound must be a number > 0")
+        raise registration.problem(f"peer.computed.{bad[0]}.bound must be a number > 0")
     seeds = tuple(
         (str(env_id), numbers["n_td3x"], numbers["n_sb3"])
         for env_id, numbers in computed.items()

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-import yaml
+
+from td3x.analysis.registration import read_registration
 
 
 class Curve(Protocol):
@@ -43,33 +44,20 @@ class StudyPower:
     bf_power_ratio_4: float
 
 
-class PreregistrationError(ValueError):
-    """A pre-registration file without the seed study's post-hoc power."""
-
-
 def load_power(path: Path) -> StudyPower:
     """The seed study's post-hoc power from a pre-registration file (``post_hoc.seed_study_runs`` and
     ``post_hoc.computed.seed_study``).
 
     Raises:
-        FileNotFoundError: there is no such file.
-        PreregistrationError: it lacks those keys (one line naming the first missing one).
+        PreregistrationError: the file cannot be read or lacks those keys (one line naming the first missing one).
     """
-    document = yaml.safe_load(path.read_text()) or {}
-    post_hoc = document.get("post_hoc") or {}
-    figures = (post_hoc.get("computed") or {}).get("seed_study") or {}
-    needed = {"post_hoc.seed_study_runs": post_hoc.get("seed_study_runs")} | {
-        f"post_hoc.computed.seed_study.{key}": figures.get(key)
-        for key in ("f_test_ratio_80", "bf_size", "bf_power_ratio_4")
-    }
-    missing = [key for key, value in needed.items() if value is None]
-    if missing:
-        raise PreregistrationError(f"{path} has no {missing[0]}: the seed study's power cannot be stated")
+    registration = read_registration(path)
+    figures = "post_hoc.computed.seed_study"
     return StudyPower(
-        int(post_hoc["seed_study_runs"]),
-        float(figures["f_test_ratio_80"]),
-        float(figures["bf_size"]),
-        float(figures["bf_power_ratio_4"]),
+        int(registration.value("post_hoc.seed_study_runs")),
+        float(registration.value(f"{figures}.f_test_ratio_80")),
+        float(registration.value(f"{figures}.bf_size")),
+        float(registration.value(f"{figures}.bf_power_ratio_4")),
     )
 
 

@@ -14,8 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from td3x.analysis.equivalence import DEFAULT_FRACTION, BoundRule, PreregistrationError, load_rule
+from td3x.analysis.equivalence import DEFAULT_FRACTION, BoundRule, load_rule
 from td3x.analysis.plots import PLOTLY_JS
+from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.report import ReportError, Settings, build_report, write_report
 from td3x.analysis.wandb_export import log_report
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag

@@ -17,13 +17,13 @@ from td3x.analysis import Report, Settings, build_report
 from td3x.analysis.equivalence import (
     NOT_SHOWN,
     BoundRule,
-    PreregistrationError,
     load_rule,
     peer_bound,
     post_hoc_bound,
     tost,
 )
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves
+from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.two_sample import welch
 from td3x.commands.report import main
 
@@ -78,7 +78,7 @@ def test_the_bound_comes_from_the_file_or_the_default_rule_and_says_where() -> N
         (None, "cannot read it"),
         ("[1, 2]", "not a YAML mapping"),
         ("schema: 1\nextra: 2\npeer: {bound_fraction: 0.2}\n", "unknown section(s) ['extra']"),
-        ("schema: 1\n", "no peer section"),
+        ("schema: 1\n", "has no peer"),
         ("peer: {bound_fraction: 2}\n", "peer.bound_fraction must be a number in (0, 1)"),
         ("peer: {bound_fraction: 0.2, computed: {Ant-v5: {bound: x}}}\n", "peer.computed.Ant-v5.bound"),
     ],

@@ -11,10 +11,10 @@ import pytest
 import yaml
 from scipy import stats
 
+from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.seed_sources import ALL_VARY, REPEAT, STATISTICS, Sample, SourceStudy, _spread
 from td3x.analysis.seed_sources_text import display_frame, markdown
 from td3x.analysis.seed_study_checks import (
-    PreregistrationError,
     StudyPower,
     bit_identical,
     load_power,

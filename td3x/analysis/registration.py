@@ -1,0 +1,80 @@
+"""The pre-registration file (``docs/results/preregistration.yaml``; docs/results/preregistration.md says what it
+fixes), read and checked in one place for every part of the report that reads it.
+
+Its sections: the shared rules (``common``), the registered comparisons (``peer``, ``bf16``, ``seed_study``,
+``paper_horizon``), the published tests' post-hoc power (``post_hoc``) and the compute estimate (``compute``). A
+file that cannot be read, is no mapping of those sections, or lacks a key a reader asks for is refused with one line
+naming the file and the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FILE_SECTIONS = ("schema", "common", "peer", "bf16", "seed_study", "paper_horizon", "post_hoc", "compute")
+
+
+class PreregistrationError(ValueError):
+    """A pre-registration file that cannot be read: one line naming the file, the key and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A parsed pre-registration file.
+
+    Attributes:
+        path: the file.
+        data: its sections by name (only names of ``FILE_SECTIONS``).
+    """
+
+    path: Path
+    data: Mapping[str, Any]
+
+    def problem(self, text: str) -> PreregistrationError:
+        """The error for ``text``, a problem with this file."""
+        return PreregistrationError(f"--preregistration {self.path}: {text}")
+
+    def value(self, dotted: str) -> Any:
+        """The value at ``dotted`` (``peer.computed.HalfCheetah-v5.bound``); an error naming the key when the file
+        lacks it or holds null there."""
+        node: Any = self.data
+        for key in dotted.split("."):
+            node = node.get(key) if isinstance(node, Mapping) else None
+            if node is None:
+                raise self.problem(f"has no {dotted}")
+        return node
+
+    def mapping(self, dotted: str) -> Mapping[str, Any]:
+        """The mapping at ``dotted``; an error naming the key when it is missing or not a mapping."""
+        node = self.value(dotted)
+        if not isinstance(node, Mapping):
+            raise self.problem(f"{dotted} must be a mapping, not {type(node).__name__}")
+        return node
+
+
+def read_registration(path: Path) -> Registration:
+    """Parse the pre-registration file at ``path``.
+
+    Raises:
+        PreregistrationError: the file is missing or no YAML, not a mapping, or has a section not in
+            ``FILE_SECTIONS``.
+    """
+
+    def problem(text: str) -> PreregistrationError:
+        return PreregistrationError(f"--preregistration {path}: {text}")
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise problem(f"cannot read it as YAML ({type(error).__name__})") from error
+    if not isinstance(data, dict):
+        raise problem("not a YAML mapping of sections")
+    unknown = sorted(set(map(str, data)) - set(FILE_SECTIONS))
+    if unknown:
+        raise problem(f"unknown section(s) {unknown}; allowed {sorted(FILE_SECTIONS)}")
+    return Registration(path, data)
