@@ -35,6 +35,7 @@ from scipy import optimize, stats
 
 from td3x.analysis.paper import TD3_ROW, authors_curves, authors_steps, table2_score
 from td3x.analysis.power import mdd, smallest_bound, tost_power
+from td3x.analysis.registration import window_mean
 from td3x.analysis.runs import Run, find_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,12 +162,6 @@ def complete_runs(folder: Path, env_id: str) -> list[Run]:
     return [run for run in _runs(folder) if run.env_id == env_id]
 
 
-def run_mean(run: Run, after: int, last: int) -> float:
-    """One run's mean evaluation return over the evaluations at steps in (``after``, ``last``]."""
-    steps = run.steps
-    return float(run.returns[(steps > after) & (steps <= last)].mean())
-
-
 def random_steps(runs: list[Run]) -> int:
     """The runs' shared ``env.random_steps``: the primary statistic starts after it."""
     values = {int(run.config["env"]["random_steps"]) for run in runs}
@@ -189,11 +184,11 @@ class Pilot:
     def statistic(self, env_id: str) -> np.ndarray:
         """Each pilot run's primary statistic: its mean return over evaluations after env.random_steps to 100k."""
         runs = self.runs(env_id)
-        return np.array([run_mean(run, random_steps(runs), HORIZON) for run in runs]) if runs else np.empty(0)
+        return np.array([window_mean(run, random_steps(runs), HORIZON) for run in runs]) if runs else np.empty(0)
 
     def published_statistic(self, env_id: str) -> np.ndarray:
         """Each pilot run's published statistic: its mean return over evaluations 5k..100k (step 0 out)."""
-        return np.array([run_mean(run, 0, HORIZON) for run in self.runs(env_id)])
+        return np.array([window_mean(run, 0, HORIZON) for run in self.runs(env_id)])
 
 
 def pilots(registration: dict[str, Any]) -> tuple[Pilot, Pilot]:
@@ -390,7 +385,7 @@ def collapsed_run(registration: dict[str, Any]) -> tuple[float, float]:
 
     def statistic(condition: str, seed: int | None = None) -> np.ndarray:
         chosen = [r for r in runs if f"seed_study={condition}" in str(r.path) and seed in (None, r.seed)]
-        return np.array([run_mean(r, 0, registration["seed_study"]["steps"]) for r in chosen])
+        return np.array([window_mean(r, 0, registration["seed_study"]["steps"]) for r in chosen])
 
     all_vary = statistic("all_vary")
     failed = statistic(design["condition"], design["seed"])

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from td3x.analysis.runs import Run
+
 FILE_SECTIONS = ("schema", "common", "peer", "bf16", "seed_study", "paper_horizon", "post_hoc", "compute")
 
 
@@ -78,3 +80,12 @@ def read_registration(path: Path) -> Registration:
     if unknown:
         raise problem(f"unknown section(s) {unknown}; allowed {sorted(FILE_SECTIONS)}")
     return Registration(path, data)
+
+
+def window_mean(run: Run, after: int, last: int) -> float:
+    """The registered per-seed statistic: one run's mean evaluation return (``return_mean``) over its evaluations at
+    env steps s with ``after`` < s <= ``last`` (``after`` = env.random_steps for the peer and bf16 comparisons and the
+    seed study; the 10th-last evaluation's predecessor for the paper's horizon). NaN when no evaluation lies there."""
+    steps = run.steps
+    inside = (steps > after) & (steps <= last)
+    return float(run.returns[inside].mean()) if inside.any() else float("nan")
