@@ -33,7 +33,9 @@ import numpy as np
 import yaml
 from scipy import optimize, stats
 
+from td3x.analysis.metrics import max_average_return as table1_peak
 from td3x.analysis.paper import TD3_ROW, authors_curves, authors_steps, table2_score
+from td3x.analysis.paper import authors_statistic as paper_statistic
 from td3x.analysis.power import mdd, smallest_bound, tost_power
 from td3x.analysis.registration import window_mean
 from td3x.analysis.runs import Run, find_runs
@@ -201,9 +203,10 @@ def pilots(registration: dict[str, Any]) -> tuple[Pilot, Pilot]:
 
 def authors_statistic(env_id: str, first: int, last: int) -> np.ndarray:
     """The authors' 10 seeds' mean return over their evaluations at steps first..last (inclusive)."""
-    curves = _curves(env_id)
-    steps = authors_steps(curves.shape[1])
-    return np.asarray(curves[:, (steps >= first) & (steps <= last)].mean(axis=1))
+    values = paper_statistic(env_id, first, last)
+    if values is None:
+        raise ValueError(f"no authors' curves for {env_id}")
+    return values
 
 
 def _curves(env_id: str) -> np.ndarray:
@@ -214,8 +217,8 @@ def _curves(env_id: str) -> np.ndarray:
 
 
 def max_average_return(curves: np.ndarray) -> float:
-    """Table 1's metric: the highest evaluation of the seed-mean curve, step 0 left out (as the paper's)."""
-    return float(curves.mean(axis=0)[1:].max())
+    """Table 1's metric (``metrics.max_average_return``) of the authors' curves."""
+    return table1_peak(curves, authors_steps(curves.shape[1])).value
 
 
 def subset_max_average_return(curves: np.ndarray, n: int) -> float:

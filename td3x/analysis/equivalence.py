@@ -25,13 +25,12 @@ import numpy as np
 from scipy import stats
 
 from td3x.analysis.power import mdd
-from td3x.analysis.registration import read_registration
+from td3x.analysis.registration import REGISTERED_PEER_FIRST_SEED, read_registration
 from td3x.analysis.tables import number, p_text
 from td3x.analysis.two_sample import ALPHA, Permutation, Welch
 
 POWER = 0.8  # the power of every MDD
 DEFAULT_FRACTION = 0.2  # the bound without a pre-registration file: 0.2 × the reference's mean
-REGISTERED_PEER_FIRST_SEED = 2000  # the registered peer runs' seeds: 2000 .. 2000 + n - 1 (the file's peer.rows)
 EQUIVALENT, NOT_SHOWN = "equivalent within ±{bound}", "equivalence not shown"
 
 

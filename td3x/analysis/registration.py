@@ -19,6 +19,13 @@ import yaml
 from td3x.analysis.runs import Run
 
 FILE_SECTIONS = ("schema", "common", "peer", "bf16", "seed_study", "paper_horizon", "post_hoc", "compute")
+# The registered runs' first seeds and the peer runs' length: the file states them in its runs' command lines
+# (peer.rows: agent=td3_paper seed=2000 run.total_steps=100000; paper_horizon.runs: seed=4000), not under a key
+# of their own
+REGISTERED_AGENT = "td3_paper"  # every registered td3x run's agent option (SB3's runs record it too)
+REGISTERED_PEER_FIRST_SEED = 2000  # peer and bf16: seeds 2000 .. 2000 + n - 1
+REGISTERED_PEER_STEPS = 100_000
+REGISTERED_HORIZON_FIRST_SEED = 4000  # paper_horizon: seeds 4000 .. 4000 + paper_horizon.seeds - 1
 
 
 class PreregistrationError(ValueError):

@@ -22,6 +22,7 @@ from td3x.analysis import (
     fidelity_tables,
     peer,
     plots,
+    registered_tables,
     return_tables,
     seed_sources,
     seed_sources_text,
@@ -35,6 +36,8 @@ from td3x.analysis.equivalence import BoundRule
 from td3x.analysis.fidelity import Fidelity
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS
 from td3x.analysis.peer import PeerComparison
+from td3x.analysis.registered import RegisteredTest, registered_tests
+from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_sources import SourceStudy
 from td3x.analysis.seed_spread import SeedStudy
@@ -62,7 +65,8 @@ class Settings:
         coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
             it says the coverage is not measured).
         preregistration: a pre-registration file whose post-hoc power of the seed study the seed-sources section
-            quotes (None: it states none).
+            quotes and whose registered comparisons of the runs the pre-registered tests section judges (None: no
+            such numbers).
     """
 
     reps: int = 2000
@@ -91,6 +95,7 @@ class Report:
     peer_sensitivity: list[PeerComparison] = field(default_factory=list)  # the same, the mean after the warm-up
     coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (aggregates.read_coverage)
     study_power: StudyPower | None = None  # the seed study's post-hoc power (seed_study_checks.load_power)
+    registered: list[RegisteredTest] = field(default_factory=list)  # the pre-registered tests (registered.py)
 
 
 @dataclass
@@ -129,6 +134,11 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     try:
         coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
         power = None if settings.preregistration is None else load_power(settings.preregistration)
+        registered = (
+            []
+            if settings.preregistration is None
+            else registered_tests(read_registration(settings.preregistration), runs)
+        )
     except ValueError as error:
         raise ReportError(str(error)) from error
     grid = make_grid(runs)
@@ -158,6 +168,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds, peer.SENSITIVITY),
         coverage,
         power,
+        registered,
     )
 
 
@@ -198,6 +209,7 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **seed_spread.frames(report.studies),
         **fidelity_tables.frames(report.fidelity),
         **peer.frames(report.peers, report.peer_sensitivity),
+        **registered_tables.frames(report.registered),
         **seed_sources.frames(report.source_studies),
         **compute.frames(grid),
     }
@@ -243,6 +255,7 @@ def render_markdown(
         *return_tables.markdown(frames, report.settings.at_step),
         bias.markdown(frames),
         fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers, report.peer_sensitivity),
+        registered_tables.markdown(report.registered),
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),
         seed_sources_text.markdown(report.source_studies, report.study_power),
