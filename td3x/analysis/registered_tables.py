@@ -148,10 +148,9 @@ def display_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
 def descriptive_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
     """The same comparisons' descriptive numbers (no verdict): the exact permutation test, the statistic with
     the warm-up evaluations in, the return at the last step, and where they apply the bias and Table 1."""
+    level = tests[0].design.alpha / len(tests[0].design.family)  # Holm's first step: "never < level" below it
     columns: dict[str, list[object]] = {
-        "permutation p (smallest possible)": _numbers(
-            tests, lambda o: permutation_text(o.permutation, tests[0].design.alpha), "n/a"
-        ),
+        "permutation p (smallest possible)": _numbers(tests, lambda o: permutation_text(o.permutation, level), "n/a"),
         "warm-up in: ours − other [95% CI]": _numbers(
             tests, lambda o: difference_text(o.warmup_in) if o.warmup_in else "n/a", "n/a"
         ),

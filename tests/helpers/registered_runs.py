@@ -4,6 +4,7 @@ returns, and a copy of the committed pre-registration file with small numbers, f
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ def write_registered_run(
     steps: np.ndarray = PEER_STEPS,
     extra: dict[str, float] | None = None,
     status: str = "complete",
+    at: dict[int, float] | None = None,
 ) -> Path:
     """A run of ``env_id`` and ``seed`` (agent td3_paper) whose evaluations return ``warmup`` at and before
     env.random_steps (step 0 included) and ``after`` after it, so its registered statistic is ``after``.
@@ -47,9 +49,12 @@ def write_registered_run(
         steps: the evaluation steps; the last is ``run.total_steps``.
         extra: eval.csv columns of one value throughout (bias_q1, bias_min_q).
         status: summary.json's status.
+        at: returns at some steps instead (step → return).
     """
     label = f"{paper_row.replace(' ', '_')}_{precision or 'fp32'}_{steps[-1]}"
     returns = np.where(steps <= RANDOM_STEPS, warmup, after).astype(np.float64)
+    for step, value in (at or {}).items():
+        returns[steps == step] = value
     path = write_run(root / env_id / label / f"seed={seed}", env_id, paper_row, seed, returns, status=status)
     config: dict[str, Any] = yaml.safe_load((path / "config.yaml").read_text())
     config["env"]["random_steps"] = RANDOM_STEPS
@@ -63,7 +68,7 @@ def write_registered_run(
     pd.DataFrame({"step": steps, "return_mean": returns, "return_std": 0.0, **columns}).to_csv(
         path / "eval.csv", index=False
     )
-    provenance = {"git_commit": f"{seed:040x}"[-40:], "cpu_capability": "AVX512"}
+    provenance = {"git_commit": hashlib.sha1(label.encode()).hexdigest(), "cpu_capability": "AVX512"}
     (path / "provenance.json").write_text(json.dumps(provenance))
     return path
 

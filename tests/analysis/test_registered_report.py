@@ -1,0 +1,128 @@
+"""The pre-registered tests at the paper's horizon and in the report: 1M-step runs written cheaply (step 0, one
+evaluation before the registered window and its 10 evaluations 955000..1000000) against the authors' packaged
+curves, the committed pre-registration file on registered runs, and ``td3x-report --preregistration`` end to end,
+reading registered.csv back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers.registered_runs import HORIZON_STEPS, PREREGISTRATION, small_registration, write_registered_run
+from scipy import stats
+
+from td3x.analysis.paper import authors_curves, authors_statistic
+from td3x.analysis.registered import RegisteredTest, registered_tests
+from td3x.analysis.registration import read_registration
+from td3x.analysis.runs import find_runs
+from td3x.commands.report import main
+
+CHEETAH = "HalfCheetah-v5"
+
+
+def write_horizon_runs(root: Path, seeds: range, values: list[float]) -> None:
+    """1M-step td3x runs of ``seeds``: −1 at step 0, 0 at 950000 (outside the window), ``value`` at 955000..1M."""
+    for seed, value in zip(seeds, values, strict=True):
+        write_registered_run(root, CHEETAH, seed, value, steps=HORIZON_STEPS, at={950000: 0.0})
+
+
+def judged(root: Path, registration: Path) -> dict[tuple[str, str], RegisteredTest]:
+    found = registered_tests(read_registration(registration), find_runs([root]))
+    return {(t.design.section, t.design.env_id): t for t in found}
+
+
+def test_the_paper_horizon_against_the_authors_by_scipy(tmp_path: Path) -> None:
+    """3 seeds (the small file's paper_horizon.seeds) returning 9500, 9600, 9700 over 955000..1000000 and 0 at
+    950000 against the authors' 10 seeds' mean over the same steps (their entries 191..200): the statistic
+    averages exactly those 10 evaluations; Welch's p and both one-sided tests at the bound 1907 are scipy's
+    ttest_ind (equal_var=False) on the same values; the family is one env, so Holm leaves the TOST p as it is.
+    Table 1: our seed-mean curve peaks at 9600 (the 0 at 950000 is below it), the authors' at the file's
+    table1_authors."""
+    write_horizon_runs(tmp_path / "runs", range(4000, 4003), [9500.0, 9600.0, 9700.0])
+    registration = small_registration(tmp_path)
+    test = judged(tmp_path / "runs", registration)["paper_horizon", CHEETAH]
+    outcome = test.outcome
+    assert outcome is not None and list(outcome.steps) == list(range(955000, 1000001, 5000))
+    assert list(outcome.ours) == [9500, 9600, 9700]
+    authors = authors_statistic(CHEETAH, 955000, 1000000)
+    assert authors is not None and np.array_equal(outcome.other, authors) and len(authors) == 10
+    assert round(float(authors.mean()), 2) == read_registration(registration).value(
+        "paper_horizon.computed.authors_mean"
+    )
+    x = outcome.ours
+    assert outcome.test.p == pytest.approx(stats.ttest_ind(x, authors, equal_var=False).pvalue)
+    above = stats.ttest_ind(x + 1907, authors, equal_var=False, alternative="greater").pvalue
+    below = stats.ttest_ind(x - 1907, authors, equal_var=False, alternative="less").pvalue
+    assert outcome.tost.p == pytest.approx(max(above, below)) and test.holm_tost_p == pytest.approx(outcome.tost.p)
+    assert test.decision == "equivalent within ±1907" and outcome.tost.inside
+    assert outcome.table1 is not None and outcome.table1[0] == pytest.approx(9600)
+    assert outcome.table1[1] == pytest.approx(9636.95, abs=0.01)
+    curves = authors_curves(CHEETAH)
+    assert curves is not None and outcome.at_end.difference == pytest.approx(9600 - curves[:, -1].mean())
+    assert outcome.warmup_in is None and test.design.table1_at_5 == 9657.22
+
+
+def test_the_committed_file_on_its_registered_runs(tmp_path: Path) -> None:
+    """The committed file: bf16 and fp32 runs of seeds 2000..2009 on HalfCheetah-v5 (its n_per_side, 10) give a
+    complete bf16 test at the bound 645 with the MDD 427.04, but no verdict while bf16's Walker2d-v5, its family,
+    has no run; the fp32 runs are also the peer comparison's td3x side, which is then incomplete (10 of 24 runs,
+    SB3's 14 missing). Five 1M runs of seeds 4000..4004 make the paper_horizon test."""
+    root = tmp_path / "runs"
+    for seed in range(2000, 2010):
+        write_registered_run(root, CHEETAH, seed, 3000.0 + seed % 7)
+        write_registered_run(root, CHEETAH, seed, 3001.0 + seed % 5, precision="bf16")
+    write_horizon_runs(root, range(4000, 4005), [9000.0, 9200.0, 9400.0, 9600.0, 9800.0])
+    found = judged(root, PREREGISTRATION)
+    assert list(found) == [("peer", CHEETAH), ("bf16", CHEETAH), ("paper_horizon", CHEETAH)]
+    bf16 = found["bf16", CHEETAH]
+    assert bf16.outcome is not None and len(bf16.outcome.ours) == len(bf16.outcome.other) == 10
+    assert (bf16.design.bound, bf16.design.mdd, bf16.outcome.tost.p < 0.001) == (645, 427.04, True)
+    assert bf16.decision == "no verdict yet: the family's Walker2d-v5 not complete"
+    peer = found["peer", CHEETAH]
+    assert peer.decision == "incomplete: 10 of 24 runs" and peer.other.missing == tuple(range(2000, 2014))
+    horizon = found["paper_horizon", CHEETAH]
+    assert horizon.outcome is not None and horizon.decision in ("equivalent within ±1907", "equivalence not shown")
+    assert len(horizon.outcome.steps) == 10 and horizon.design.mdd == 1510.17
+
+
+@pytest.mark.slow
+def test_td3x_report_preregistration_writes_the_section_and_registered_csv(tmp_path: Path) -> None:
+    """td3x-report on peer and horizon runs: with --preregistration, the section after the fidelity and peer
+    section and registered.csv (read back: one line per comparison and env); without it, neither."""
+    root = tmp_path / "runs"
+    for env_id, shift in ((CHEETAH, 0.0), ("Walker2d-v5", 10.0)):
+        for value, seed in enumerate(range(2000, 2003), start=1):
+            write_registered_run(root, env_id, seed, value)
+            write_registered_run(root, env_id, seed, value + shift, paper_row="SB3 TD3")
+    write_horizon_runs(root, range(4000, 4003), [9500.0, 9600.0, 9700.0])
+    registration = small_registration(tmp_path, **{f"peer.computed.{e}.bound": 3 for e in (CHEETAH, "Walker2d-v5")})
+    command = [str(root), "--plotly", "none", "--reps", "20"]
+    assert main([*command, "--out", str(tmp_path / "with"), "--preregistration", str(registration)]) == 0
+    table = pd.read_csv(tmp_path / "with" / "registered.csv")
+    assert list(zip(table["section"], table["env"], strict=True)) == [
+        ("peer", CHEETAH),
+        ("peer", "Walker2d-v5"),
+        ("bf16", CHEETAH),
+        ("bf16", "Walker2d-v5"),
+        ("paper_horizon", CHEETAH),
+    ]
+    peer = table.set_index(["section", "env"]).loc["peer"]
+    assert list(peer["decision"]) == ["equivalent within ±3", "equivalence not shown"]
+    assert list(peer["difference_decision"]) == ["no difference detected", "difference detected"]
+    assert peer.loc[CHEETAH, "tost_p"] == pytest.approx(stats.t.sf(3 / np.sqrt(2 / 3), 4))
+    assert list(table["status"])[2:4] == ["incomplete: 3 of 6 runs"] * 2 and list(table["evaluations"]) == [
+        2,
+        2,
+        0,
+        0,
+        10,
+    ]
+    markdown = (tmp_path / "with" / "report.md").read_text()
+    section = markdown.index("## Pre-registered tests")
+    assert markdown.index("Against the peer") < section < markdown.index("## Files")
+    assert "never read as equivalence" in markdown and "biased upward at 5 seeds against 10" in markdown
+    assert main([*command, "--out", str(tmp_path / "without")]) == 0
+    assert not (tmp_path / "without" / "registered.csv").exists()
+    assert "Pre-registered tests" not in (tmp_path / "without" / "report.md").read_text()
