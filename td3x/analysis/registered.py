@@ -52,11 +52,13 @@ class Side:
         label: whose runs ("td3x", "SB3 TD3", "bf16", "fp32", "the authors").
         seeds: the registered seeds (empty for the authors, whose curves are packaged).
         runs: the runs found with a registered seed and config, complete or not, in seed order.
+        reruns: the seeds with more than one run dir (a failed or lost run rerun with the same seed and config).
     """
 
     label: str
     seeds: tuple[int, ...] = ()
     runs: tuple[Run, ...] = ()
+    reruns: tuple[int, ...] = ()
 
     @property
     def complete(self) -> tuple[Run, ...]:
@@ -184,7 +186,7 @@ def find_side(runs: list[Run], label: str, key: tuple[str, str, str, int, str], 
             raise RegisteredRunsError(f"two complete registered {label} runs of seed {seed}: {paths}")
         if complete or seed in found:
             picked.append((complete or found[seed])[0])
-    return Side(label, seeds, tuple(picked))
+    return Side(label, seeds, tuple(picked), tuple(seed for seed in seeds if len(found.get(seed, [])) > 1))
 
 
 def sides(design: Design, runs: list[Run]) -> tuple[Side, Side]:

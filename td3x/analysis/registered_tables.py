@@ -39,6 +39,7 @@ def registered_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
         "other": [t.design.labels[1] for t in tests],
         "status": [t.status for t in tests],
         "missing_seeds": [_missing(t) for t in tests],
+        "rerun_seeds": [_reruns(t) for t in tests],
         "n_ours": _numbers(tests, lambda o: len(o.ours), 0),
         "n_other": _numbers(tests, lambda o: len(o.other), 0),
         "first_step": _numbers(tests, lambda o: int(o.steps[0]) if len(o.steps) else None, None),
@@ -114,6 +115,12 @@ def _missing(test: RegisteredTest) -> str:
     return "; ".join(parts)
 
 
+def _reruns(test: RegisteredTest) -> str:
+    """The registered seeds with more than one run dir (rerun after a failure or loss), per side."""
+    parts = [f"{side.label}: {', '.join(map(str, side.reruns))}" for side in (test.ours, test.other) if side.reruns]
+    return "; ".join(parts)
+
+
 def _provenance(side: Side, key: str) -> str:
     """The side's runs' ``key`` of provenance.json (commits shortened), each value once; '' for the authors."""
     if not side.seeds:
@@ -170,8 +177,12 @@ def _runs_text(test: RegisteredTest) -> str:
     counts = f"{len(test.ours.complete)} {test.ours.label}, " + (
         f"{len(test.other.complete)} {test.other.label}" if test.other.seeds else f"{test.other.label}'"
     )
-    missing = _missing(test)
-    return f"{counts}; missing seeds {missing}" if missing else counts
+    notes = [counts]
+    if missing := _missing(test):
+        notes.append(f"missing seeds {missing}")
+    if reruns := _reruns(test):
+        notes.append(f"rerun seeds {reruns}")
+    return "; ".join(notes)
 
 
 def _steps_text(steps: np.ndarray) -> str:

@@ -29,6 +29,7 @@ from scipy import stats
 from td3x.analysis.equivalence import NOT_SHOWN
 from td3x.analysis.registered import RegisteredRunsError, RegisteredTest, registered_tests
 from td3x.analysis.registered_design import designs
+from td3x.analysis.registered_tables import registered_frame
 from td3x.analysis.registration import (
     REGISTERED_AGENT,
     REGISTERED_HORIZON_FIRST_SEED,
@@ -176,6 +177,17 @@ def test_bf16_against_the_peer_runs_of_fp32_with_the_bias_columns(peer_runs: Pat
         "no bias_min_q column in eval.csv of fp32 seed 2000, fp32 seed 2001, fp32 seed 2002"
     )
     assert found["peer", "HalfCheetah-v5"].outcome is not None  # the bf16 runs are no peer run
+
+
+def test_a_failed_run_rerun_with_its_seed_is_named_and_left_out(peer_runs: Path, tmp_path: Path) -> None:
+    """A failed run dir of td3x's seed 2001 beside its complete rerun: the complete one's statistic (2) counts, and
+    the seed is listed as rerun."""
+    write_registered_run(tmp_path / "failed", "HalfCheetah-v5", 2001, 500.0, status="failed")
+    registration = read_registration(small_registration(tmp_path, **bounds(3)))
+    found = registered_tests(registration, find_runs([peer_runs, tmp_path / "failed"]))
+    cheetah = next(t for t in found if (t.design.section, t.design.env_id) == ("peer", "HalfCheetah-v5"))
+    assert cheetah.outcome is not None and list(cheetah.outcome.ours) == [1, 2, 3] and cheetah.ours.reruns == (2001,)
+    assert registered_frame([cheetah])["rerun_seeds"].tolist() == ["td3x: 2001"]
 
 
 def test_two_complete_runs_of_one_registered_seed_are_refused(peer_runs: Path, tmp_path: Path) -> None:
