@@ -250,14 +250,14 @@ def registered_tests(registration: Registration, runs: list[Run]) -> list[Regist
         PreregistrationError: the file lacks a key a comparison needs.
         RegisteredRunsError: see :class:`RegisteredRunsError`.
     """
-    found = []
-    for design in designs(registration):
+    found, registered = [], designs(registration)
+    for design in registered:
         ours, other = sides(design, runs)
         if not (ours.runs or other.runs):
             continue
         complete = not design.pending and not ours.missing and not other.missing
         found.append(RegisteredTest(design, ours, other, outcome(design, ours, other) if complete else None))
-    return _holm(found)
+    return _holm(found, {(design.section, design.env_id) for design in registered if design.not_run})
 
 
 def outcome(design: Design, ours: Side, other: Side) -> Outcome:
@@ -329,14 +329,19 @@ def _bias_means(design: Design, side: Side, name: str) -> np.ndarray:
     return np.array(means)
 
 
-def _holm(found: list[RegisteredTest]) -> list[RegisteredTest]:
+def _holm(found: list[RegisteredTest], not_run: set[tuple[str, str]]) -> list[RegisteredTest]:
     """Holm's adjustment of the TOST and difference p-values over each section's family; a family member without a
-    complete test counts as p = 1 (the adjustment can only be more lenient once it comes) and holds the verdicts."""
+    complete test counts as p = 1 (the adjustment can only be more lenient once it comes) and holds the verdicts,
+    unless the file registers it as not run (``not_run``: (section, env) pairs), when none will come."""
     adjusted = []
     for test in found:
         members = {t.design.env_id: t for t in found if t.design.section == test.design.section}
         family = test.design.family
-        pending = tuple(env for env in family if members.get(env) is None or members[env].outcome is None)
+        pending = tuple(
+            env
+            for env in family
+            if (members.get(env) is None or members[env].outcome is None) and (test.design.section, env) not in not_run
+        )
         tost_p = holm(_p(members.get(env), lambda o: o.tost.p) for env in family)
         difference_p = holm(_p(members.get(env), lambda o: o.test.p) for env in family)
         index = family.index(test.design.env_id)

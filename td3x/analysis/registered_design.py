@@ -39,7 +39,10 @@ class Design:
         mdd_design: the seeds, SDs and level that MDD assumes, in words.
         family: the section's Holm family (envs).
         alpha: ``common.alpha``.
-        pending: why the file does not fix this design yet ('' when it does): no test is run.
+        pending: why no test is run ('' when one is): the file does not fix this design yet, or it registers the
+            env as not run.
+        not_run: the file registers the env as not run (peer.computed.<env>.decision): no test will come, and its
+            family does not wait for it.
         table1_at_5: paper_horizon: the file's table1_mean_at_5_of_their_seeds.
     """
 
@@ -56,6 +59,7 @@ class Design:
     family: tuple[str, ...]
     alpha: float
     pending: str = ""
+    not_run: bool = False
     table1_at_5: float | None = None
 
     @property
@@ -92,6 +96,8 @@ def _peer(registration: Registration, env_id: str, alpha: float) -> Design:
     n_td3x, n_sb3 = computed.get("n_td3x"), computed.get("n_sb3")
     pilots = (computed.get("td3x_pilot") or {}, computed.get("sb3_pilot") or {})
     pending = "" if isinstance(n_sb3, int) else f"not sized yet: the file's peer.computed.{env_id}.n_sb3 is null"
+    not_run = str(computed.get("decision")).startswith("not run")  # the sizing rule's "not run: ..."
+    pending = f"{computed['decision']} (the file's peer.computed.{env_id}.decision)" if not_run else pending
     design_text = (
         f"{n_td3x} td3x seeds at the td3x pilot's SD {number(_number(pilots[0], 'sd'))} against "
         f"{n_sb3} SB3 seeds at the SB3 pilot's SD {number(_number(pilots[1], 'sd'))}, two-sided at α/2 "
@@ -111,6 +117,7 @@ def _peer(registration: Registration, env_id: str, alpha: float) -> Design:
         _family(registration, "peer"),
         alpha,
         pending,
+        not_run,
     )
 
 

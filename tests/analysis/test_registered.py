@@ -151,6 +151,18 @@ def test_an_incomplete_registration_has_no_verdict_and_holds_its_family(tmp_path
     )
 
 
+def test_an_env_the_file_registers_as_not_run_holds_no_verdict(peer_runs: Path, tmp_path: Path) -> None:
+    """peer.computed.Walker2d-v5.decision "not run: ..." (the sizing rule's words): Walker2d-v5 is listed with that
+    decision and no numbers, and HalfCheetah-v5 is judged without waiting for it, Walker2d's p taken as 1."""
+    decision = "not run: no affordable n can pass"
+    changes = {**bounds(3), "peer.computed.Walker2d-v5.decision": decision}
+    found = comparisons(peer_runs, small_registration(tmp_path, **changes))
+    walker, cheetah = found["peer", "Walker2d-v5"], found["peer", "HalfCheetah-v5"]
+    assert walker.outcome is None and walker.decision == f"{decision} (the file's peer.computed.Walker2d-v5.decision)"
+    assert cheetah.family_pending == () and cheetah.decision == "equivalent within ±3"
+    assert cheetah.holm_tost_p == pytest.approx(2 * stats.t.sf(3 / SE, 4))
+
+
 def test_bf16_against_the_peer_runs_of_fp32_with_the_bias_columns(peer_runs: Path, tmp_path: Path) -> None:
     """bf16's runs (seeds 2000..2002, run.precision=bf16) against the fp32 ones (td3x's peer runs, a config without
     the key): before any bf16 run exists, bf16 is incomplete, 3 of 6. With bf16 runs returning 2, 3, 4 and bias_q1
