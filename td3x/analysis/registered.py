@@ -4,7 +4,7 @@ comparisons, judged exactly as ``docs/results/preregistration.yaml`` registers t
 α, family, MDD, steps) is read from the file (``registration``); this module finds the registered runs and computes
 the tests; ``registered_tables`` prints them.
 
-- **The runs**: per comparison and env, each side's registered config and seeds (``find_registered``). Runs with
+- **The runs**: per comparison and env, each side's registered config and seeds (``sides``). Runs with
   other seeds, lengths or configs never enter a test. A comparison none of whose registered runs is in the folder
   is left out; one with some but not all of them complete is reported as incomplete, without numbers or verdict.
 - **The statistic**: ``registration.window_mean`` of each seed, over the evaluations after env.random_steps up to
@@ -19,6 +19,7 @@ the tests; ``registered_tables`` prints them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -33,9 +34,13 @@ from td3x.analysis.registered_design import Design, designs
 from td3x.analysis.registration import REGISTERED_AGENT, Registration, window_mean
 from td3x.analysis.runs import Run
 from td3x.analysis.tables import number
-from td3x.analysis.two_sample import Permutation, Welch, holm, permutation_test, welch
+from td3x.analysis.two_sample import Permutation, Welch, holm, permutation_test, sampled_permutation_test, welch
 
 T = TypeVar("T")
+# the exact permutation test lists every relabelling up to this many (C(15, 5) = 3003 at the paper's horizon); more
+# (C(24, 10) = 1961256 for the peer's 10 against 14, C(30, 15) for 15 a side) are sampled
+EXACT_RELABELLINGS = 20_000
+PERMUTATION_DRAWS = 100_000
 BIAS_COLUMNS = ("bias_q1", "bias_min_q")  # eval.csv's overestimation bias, the bf16 comparison's descriptive part
 
 
@@ -86,6 +91,7 @@ class Outcome:
         at_end: Welch on the return at the last step.
         bias: bf16 only: per bias column, Welch of its mean over the same evaluations, or why there is none.
         table1: paper_horizon only: Table 1's max average return, ours and the authors'.
+        sampled: whether the permutation test sampled its relabellings (too many to list).
     """
 
     ours: np.ndarray
@@ -98,6 +104,7 @@ class Outcome:
     at_end: Welch
     bias: dict[str, Welch | str] = field(default_factory=dict)
     table1: tuple[float, float] | None = None
+    sampled: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -242,9 +249,9 @@ def statistic(design: Design, side: Side) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------------------------- tests
-def registered_tests(registration: Registration, runs: list[Run]) -> list[RegisteredTest]:
+def registered_tests(registration: Registration, runs: list[Run], seed: int = 0) -> list[RegisteredTest]:
     """Every registered comparison with at least one of its registered runs among ``runs``, judged as the file
-    registers it (none without such runs).
+    registers it (none without such runs); ``seed`` seeds the sampled permutation tests.
 
     Raises:
         PreregistrationError: the file lacks a key a comparison needs.
@@ -256,12 +263,13 @@ def registered_tests(registration: Registration, runs: list[Run]) -> list[Regist
         if not (ours.runs or other.runs):
             continue
         complete = not design.pending and not ours.missing and not other.missing
-        found.append(RegisteredTest(design, ours, other, outcome(design, ours, other) if complete else None))
+        found.append(RegisteredTest(design, ours, other, outcome(design, ours, other, seed) if complete else None))
     return _holm(found, {(design.section, design.env_id) for design in registered if design.not_run})
 
 
-def outcome(design: Design, ours: Side, other: Side) -> Outcome:
-    """The numbers of a comparison whose registered runs are all complete."""
+def outcome(design: Design, ours: Side, other: Side, seed: int = 0) -> Outcome:
+    """The numbers of a comparison whose registered runs are all complete (``seed``: the sampled permutation
+    test's)."""
     x, steps = statistic(design, ours)
     levels = (design.alpha, 1 - design.alpha)  # TOST's 1 - 2α interval; the difference test's 1 - α interval
     if design.section == "paper_horizon":
@@ -277,7 +285,9 @@ def outcome(design: Design, ours: Side, other: Side) -> Outcome:
     test = welch(x, y, *levels)
     tested = tost(test, Bound(design.bound, design.bound_origin, registered_test=True), design.mdd)
     bias = _bias(design, ours, other) if design.section == "bf16" else {}
-    return Outcome(x, y, steps, test, tested, permutation_test(x, y), warmup_in, at_end, bias, table1)
+    sampled = math.comb(len(x) + len(y), len(x)) > EXACT_RELABELLINGS
+    permutation = sampled_permutation_test(x, y, PERMUTATION_DRAWS, seed) if sampled else permutation_test(x, y)
+    return Outcome(x, y, steps, test, tested, permutation, warmup_in, at_end, bias, table1, sampled)
 
 
 def _warmup_in(side: Side, last: int) -> np.ndarray:
@@ -290,7 +300,7 @@ def _at(runs: tuple[Run, ...], step: int) -> np.ndarray:
 
 
 def _authors(design: Design) -> tuple[np.ndarray, np.ndarray, float]:
-    """The authors' statistic, their return at the last step, and Table 1 (ours, theirs) for paper_horizon."""
+    """The authors' statistic, their return at the last step, and their Table 1 maximum, for paper_horizon."""
     curves = authors_curves(design.env_id)
     values = authors_statistic(design.env_id, design.first_step or 0, design.last_step)
     if curves is None or values is None:

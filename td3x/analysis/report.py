@@ -137,7 +137,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         registered = (
             []
             if settings.preregistration is None
-            else registered_tests(read_registration(settings.preregistration), runs)
+            else registered_tests(read_registration(settings.preregistration), runs, settings.seed)
         )
     except ValueError as error:
         raise ReportError(str(error)) from error
