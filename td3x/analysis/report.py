@@ -26,6 +26,7 @@ from td3x.analysis import (
     seed_sources,
     seed_sources_text,
     seed_spread,
+    seed_study_registered,
     tables,
 )
 from td3x.analysis.aggregates import Normaliser, RowAggregate
@@ -35,10 +36,12 @@ from td3x.analysis.equivalence import BoundRule
 from td3x.analysis.fidelity import Fidelity
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS
 from td3x.analysis.peer import PeerComparison
+from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_sources import SourceStudy
 from td3x.analysis.seed_spread import SeedStudy
 from td3x.analysis.seed_study_checks import StudyPower, load_power
+from td3x.analysis.seed_study_registered import RegisteredStudy, judge_registered
 
 # the paper-shaped tables, also written as LaTeX (booktabs) with these captions
 LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}
@@ -62,7 +65,7 @@ class Settings:
         coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
             it says the coverage is not measured).
         preregistration: a pre-registration file whose post-hoc power of the seed study the seed-sources section
-            quotes (None: it states none).
+            quotes, and by which it judges the registered seed study (None: neither).
     """
 
     reps: int = 2000
@@ -91,6 +94,7 @@ class Report:
     peer_sensitivity: list[PeerComparison] = field(default_factory=list)  # the same, the mean after the warm-up
     coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (aggregates.read_coverage)
     study_power: StudyPower | None = None  # the seed study's post-hoc power (seed_study_checks.load_power)
+    registered_study: RegisteredStudy | None = None  # the registered seed study (seed_study_registered.py)
 
 
 @dataclass
@@ -129,6 +133,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     try:
         coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
         power = None if settings.preregistration is None else load_power(settings.preregistration)
+        registration = None if settings.preregistration is None else read_registration(settings.preregistration)
+        registered = None if registration is None else judge_registered(runs, registration)
     except ValueError as error:
         raise ReportError(str(error)) from error
     grid = make_grid(runs)
@@ -158,6 +164,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds, peer.SENSITIVITY),
         coverage,
         power,
+        registered,
     )
 
 
@@ -199,6 +206,7 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **fidelity_tables.frames(report.fidelity),
         **peer.frames(report.peers, report.peer_sensitivity),
         **seed_sources.frames(report.source_studies),
+        **seed_study_registered.frames(report.registered_study),
         **compute.frames(grid),
     }
 
@@ -245,7 +253,7 @@ def render_markdown(
         fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers, report.peer_sensitivity),
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),
-        seed_sources_text.markdown(report.source_studies, report.study_power),
+        seed_sources_text.markdown(report.source_studies, report.study_power, report.registered_study),
         compute.markdown(frames),
         return_tables.not_averaged_markdown(frames),
     ]

@@ -18,6 +18,8 @@ from td3x.analysis.seed_study_checks import (
     same_curve,
     shared_runs,
 )
+from td3x.analysis.seed_study_registered import RegisteredStudy
+from td3x.analysis.seed_study_registered_text import markdown as registered_markdown
 from td3x.analysis.tables import EMPTY
 from td3x.analysis.two_sample import ALPHA, ratio_interval, sd_interval
 
@@ -50,17 +52,22 @@ def display_frame(study: SourceStudy) -> pd.DataFrame:
     return frame
 
 
-def markdown(studies: list[SourceStudy], power: StudyPower | None = None) -> str:
+def markdown(
+    studies: list[SourceStudy], power: StudyPower | None = None, registered: RegisteredStudy | None = None
+) -> str:
     """The report's section on the studies ('' without one).
 
     Args:
         studies: from ``seed_sources.study_sources``.
         power: the study's post-hoc power from a pre-registration file (None: not stated).
+        registered: the registered seed study (``seed_study_registered``; None: the folder holds none of its runs,
+            or no pre-registration file was given).
     """
+    heading = "## Sources of seed variance"
     if not studies:
-        return ""
+        return "\n\n".join([heading, registered_markdown(registered)]) if registered else ""
     parts = [
-        "## Sources of seed variance",
+        heading,
         "Each condition varies one source of randomness across its runs and pins the others "
         "(`+experiment=seed_study`); *all_vary* varies them all (the usual spread across seeds), *evaluation* is "
         "one trained run measured from N sets of evaluation start states, *repeat* is one seed trained twice (the"
@@ -81,7 +88,7 @@ def markdown(studies: list[SourceStudy], power: StudyPower | None = None) -> str
         parts += [f"**{study.label}**", tables.markdown(display_frame(study)), _reading(study, power)]
         if study.left_out:
             parts.append("Left out (failed or unfinished): " + "; ".join(study.left_out) + ".")
-    return "\n\n".join(parts)
+    return "\n\n".join([*parts, registered_markdown(registered)] if registered else parts)
 
 
 def _reading(study: SourceStudy, power: StudyPower | None) -> str:
