@@ -14,8 +14,8 @@ within ``ratio_bound`` (``spread_tests.bf_tost_p``), its Holm adjustment over th
 Brown-Forsythe p, and the collapsed runs (final return below the run's step-0 return). The return at the last step
 gets the same numbers, descriptive. A condition with fewer complete runs than registered gets no verdict; a family
 member without one enters Holm at p = 1, so a claim made before it completes stands whatever it gives. Runs on CPUs of
-different capability (``provenance.json``'s ``cpu_capability``), a seed found twice, or runs evaluated at other steps
-are not judged at all. The section's text is ``seed_study_registered_text``'s.
+different capability (``provenance.json``'s ``cpu_capability``, or none recorded), a seed complete twice, or runs
+evaluated at other steps are not judged at all. The section's text is ``seed_study_registered_text``'s.
 """
 
 from __future__ import annotations
@@ -156,8 +156,8 @@ def find_conditions(runs: list[Run], design: Design) -> dict[str, Condition]:
 
 
 def refusals(conditions: dict[str, Condition], design: Design) -> list[str]:
-    """Why none of the study can be judged: CPUs of several capabilities, a seed found twice, or complete runs
-    evaluated at other steps than the others (none: it can)."""
+    """Why none of the study can be judged: CPUs of several capabilities (or one not recorded), a seed complete in
+    two run dirs, or complete runs evaluated at other steps than the others (none: it can)."""
     runs = [run for condition in conditions.values() for run in condition.complete]
     problems = []
     capabilities = Counter(cpu_capability(run) for run in runs)
@@ -165,9 +165,9 @@ def refusals(conditions: dict[str, Condition], design: Design) -> list[str]:
         counted = ", ".join(f"{name}: {count} runs" for name, count in sorted(capabilities.items()))
         problems.append(f"the registration needs every run on CPUs of one capability, recorded; these ran on {counted}")
     for condition in conditions.values():
-        twice = sorted(seed for seed, count in Counter(run.seed for run in condition.found).items() if count > 1)
+        twice = sorted(seed for seed, count in Counter(run.seed for run in condition.complete).items() if count > 1)
         if twice:
-            problems.append(f"{condition.name}'s seed(s) {twice} have several run dirs: give td3x-report one of each")
+            problems.append(f"{condition.name}'s seed(s) {twice} have several complete run dirs: give td3x-report one")
     if len({tuple(run.steps.tolist()) for run in runs}) > 1:
         problems.append(f"the runs were not all evaluated at the same steps (0..{design.steps})")
     return problems
@@ -217,6 +217,12 @@ class RegisteredStudy:
     refused: list[str]
     capability: str
     shared: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def commits(self) -> list[str]:
+        """The code commits (``provenance.json``'s ``git_commit``, 12 digits) the complete runs record."""
+        runs = [run for condition in self.conditions.values() for run in condition.complete]
+        return sorted({str(commit)[:12] for run in runs if (commit := (run.provenance or {}).get("git_commit"))})
 
     @property
     def window_steps(self) -> list[int]:
@@ -318,11 +324,9 @@ def frames(study: RegisteredStudy | None) -> dict[str, pd.DataFrame]:
     if study is None:
         return {}
     design = study.design
-    power = {
-        f"power_{scenario}_{name}": design.power[scenario][i]
-        for scenario in design.power
-        for i, name in enumerate(("ratio_1", f"ratio_{design.sensitivity_ratio:g}"))
-    }
+    power: dict[str, float] = {"sensitivity_ratio": design.sensitivity_ratio}
+    for scenario, (at_1, at_sensitivity) in design.power.items():
+        power |= {f"power_{scenario}_ratio_1": at_1, f"power_{scenario}_sensitivity": at_sensitivity}
     rows = [
         {
             "env": design.env_id,

@@ -54,8 +54,8 @@ def _design_text(study: RegisteredStudy) -> str:
     window = ", ".join(map(str, study.window_steps)) or f"after env.random_steps up to {design.steps}"
     family = ", ".join(design.family)
     return (
-        "**Registered seed study.** Fixed in the pre-registration file (section `seed_study`) before its runs "
-        f"existed: does one training source alone make as much spread across runs as all sources together? "
+        "**Registered seed study.** As the pre-registration file registers it (section `seed_study`): does one "
+        "training source alone make as much spread across runs as all sources together? "
         f"{design.env_id}, agent=td3_paper, {design.steps} steps, {n} runs per condition trained side by side in "
         f"one process, runs {seeds}: all_vary varies every source with the run's seed, a source condition only its "
         "source, the other sources pinned to its first seed. Per run: its mean evaluation return over the "
@@ -94,12 +94,17 @@ def _checks_text(study: RegisteredStudy) -> str:
         cpu = "Not judged: " + "; ".join(study.refused) + "."
     else:
         cpu = f"Every one of the {runs} complete runs ran on a CPU of capability {study.capability} (provenance.json)."
+    commits = ", ".join(study.commits) or "none"
+    code = (
+        f"The code commits they record: {commits}; that each descends from the commit adding the pre-registration, "
+        "as the file requires, is not checked here."
+    )
     if study.shared:
         pairs = "; ".join(f"{pair}: {', '.join(labels)}" for pair, labels in study.shared.items())
         shared = f"Runs shared between conditions, bit for bit, which the registration rules out: {pairs}."
     else:
         shared = "No run of one condition is bit for bit a run of another (every evaluation step and return compared)."
-    return f"{cpu} {shared}"
+    return f"{cpu} {shared} {code}"
 
 
 def markdown(study: RegisteredStudy | None) -> str:
@@ -113,8 +118,9 @@ def markdown(study: RegisteredStudy | None) -> str:
         parts += [f"*{title.capitalize()} ({heading})*", tables.markdown(display_frame(rows))]
     parts += [
         _power_text(study),
-        "The section's table above shows every study in the folder by its usual, descriptive method, these runs "
-        "included. The first seed study (5 runs a condition, every source condition sharing "
+        "Where the section's usual table above shows these runs too, that table is descriptive: its 95% intervals "
+        "and p-values are not the registered test. The first seed study (5 runs a condition, every source condition "
+        "sharing "
         f"{ALL_VARY}'s seed-0 run) is a separate study, and any test of it is post hoc; its runs are not part of "
         "this test.",
     ]

@@ -1,7 +1,8 @@
 """The registered seed study judged as the pre-registration file registers it, on run dirs written here with 6 runs
 per condition (the committed file with runs_per_condition = 6): equal spread claimed, four-fold spread not, Holm
 changing a call, collapsed runs counted, an incomplete condition without verdict, CPUs of two capabilities refused,
-shared runs named; the committed file's design; and td3x-report --preregistration end to end."""
+shared runs named; the three conditions' jobs, each from its own seed, one launch of the seed-sources section; the
+committed file's design; and td3x-report --preregistration end to end."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from helpers.seed_study_runs import REGISTRATION, START, small_registration, wri
 
 from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import find_runs
+from td3x.analysis.seed_sources import MixedLaunchesError, study_sources
 from td3x.analysis.seed_study_registered import (
     PRIMARY,
     SECONDARY,
@@ -61,6 +63,7 @@ def test_a_source_spreading_as_all_vary_does_is_claimed_equivalent(tmp_path: Pat
     assert "evaluations at 5000, 10000, 15000" in text and "runs all_vary 3000..3005, weights 3100..3105" in text
     assert f"| {CLAIM} |" in text and "Every one of the 18 complete runs ran on a CPU of capability AVX2" in text
     assert "No run of one condition is bit for bit a run of another" in text and "is post hoc" in text
+    assert "The code commits they record: 0123456789ab; that each descends from the commit adding" in text
 
 
 def test_a_source_with_four_times_the_spread_is_not_claimed(tmp_path: Path) -> None:
@@ -102,6 +105,8 @@ def test_runs_on_cpus_of_two_capabilities_are_not_judged(tmp_path: Path) -> None
         "AVX512: 6 runs"
     ]
     assert "Not judged: the registration needs every run on CPUs of one capability" in markdown(study)
+    unrecorded = judged(tmp_path / "unrecorded", EQUAL, EQUAL, cpu="")  # provenance.json without it
+    assert unrecorded.refused and "not recorded: 6 runs" in unrecorded.refused[0]
 
 
 def test_a_run_two_conditions_share_is_named(tmp_path: Path) -> None:
@@ -113,6 +118,16 @@ def test_a_run_two_conditions_share_is_named(tmp_path: Path) -> None:
 def test_other_runs_are_not_the_registered_ones(tmp_path: Path) -> None:
     write_condition(tmp_path, "all_vary", ALL_VARY, N + 1)  # another run.num_seeds: not these runs
     assert judge_registered(find_runs([tmp_path]), read_registration(small_registration(tmp_path, N))) is None
+
+
+def test_conditions_starting_at_their_own_seeds_are_one_launch_and_a_second_launch_is_refused(tmp_path: Path) -> None:
+    for name, values in (("all_vary", ALL_VARY), ("weights", EQUAL), ("warmup", FOUR)):
+        write_condition(tmp_path, name, values, N)
+    (study,) = study_sources(find_runs([tmp_path]))
+    assert list(study.samples) == ["all_vary", "weights", "warmup"] and len(study.samples["warmup"]) == N
+    write_condition(tmp_path, "all_vary", ALL_VARY + 1.0, N, first=4000)  # all_vary again, from another seed
+    with pytest.raises(MixedLaunchesError, match=r"2 launches .*seed=3000,3100,3200: 3 job dirs.*seed=4000: 1 job"):
+        study_sources(find_runs([tmp_path]))
 
 
 def test_the_committed_file_registers_32_runs_its_bound_family_and_power() -> None:

@@ -18,6 +18,7 @@ SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")
 FIRST = {"all_vary": 3000, "weights": 3100, "warmup": 3200}
 START = 50.0  # every run's step-0 return: a run whose final return is below it has collapsed
 STEPS, EVAL_EVERY = 15000, 5000
+COMMIT = "0123456789abcdef0123456789abcdef01234567"  # the code commit every run's provenance.json records
 
 
 def small_registration(folder: Path, runs: int) -> Path:
@@ -30,12 +31,18 @@ def small_registration(folder: Path, runs: int) -> Path:
 
 
 def write_condition(
-    folder: Path, name: str, values: np.ndarray, runs: int, cpu: str = "AVX2", finals: np.ndarray | None = None
+    folder: Path,
+    name: str,
+    values: np.ndarray,
+    runs: int,
+    cpu: str = "AVX2",
+    finals: np.ndarray | None = None,
+    first: int | None = None,
 ) -> list[Path]:
-    """One condition's job: run k (seed FIRST[name] + k) evaluates START at step 0, then ``values[k]`` at 5000 and
-    10000 and ``finals[k]`` (default ``values[k]``) at 15000, so its registered statistic is
-    (2 values[k] + finals[k]) / 3; ``runs`` is the job's run.num_seeds."""
-    first = FIRST[name]
+    """One condition's job: run k (seed ``first`` + k, by default FIRST[name] + k) evaluates START at step 0, then
+    ``values[k]`` at 5000 and 10000 and ``finals[k]`` (default ``values[k]``) at 15000, so its registered statistic
+    is (2 values[k] + finals[k]) / 3; ``runs`` is the job's run.num_seeds."""
+    first = FIRST[name] if first is None else first
     job = folder / "hopper" / "none" / f"+seed_study={name},agent=td3_paper,run.num_seeds={runs},seed={first}"
     finals = values if finals is None else finals
     paths = []
@@ -56,6 +63,6 @@ def write_condition(
         pinned = first if name != "all_vary" else seed
         config["effective_seeds"] = {source: seed if source == name else pinned for source in SOURCES}
         (path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-        (path / "provenance.json").write_text(json.dumps({"cpu_capability": cpu}))
+        (path / "provenance.json").write_text(json.dumps({"git_commit": COMMIT, "cpu_capability": cpu}))
         paths.append(path)
     return paths
