@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -319,8 +319,9 @@ def judge_registered(runs: list[Run], registration: Registration) -> RegisteredS
 
 # ---------------------------------------------------------------------------------------------------- the table
 def frames(study: RegisteredStudy | None) -> dict[str, pd.DataFrame]:
-    """``seed_study_registered``: per statistic and condition, its numbers, status and the registered power (none
-    without the study)."""
+    """``seed_study_registered``: per statistic and condition, its numbers (a :class:`Judgement`'s fields: ``tost_p``
+    the Brown-Forsythe TOST p, ``holm_p`` its Holm adjustment, ``bf_p`` the two-sided Brown-Forsythe p), its status
+    and the registered power (none without the study)."""
     if study is None:
         return {}
     design = study.design
@@ -330,26 +331,22 @@ def frames(study: RegisteredStudy | None) -> dict[str, pd.DataFrame]:
     rows = [
         {
             "env": design.env_id,
-            "statistic": row.statistic,
-            "condition": row.condition,
             "first_seed": design.conditions[row.condition],
-            "runs": row.runs,
             "registered_runs": design.runs,
-            "mean": row.mean,
-            "sd": row.sd,
-            "sd_low_95": row.sd_interval[0],
-            "sd_high_95": row.sd_interval[1],
-            "ratio_to_all_vary": row.ratio,
-            "ratio_low_90": row.ratio_interval[0],
-            "ratio_high_90": row.ratio_interval[1],
-            "bf_tost_p": row.tost_p,
-            "holm_bf_tost_p": row.holm_p,
-            "status": row.status,
-            "brown_forsythe_p": row.bf_p,
-            "collapsed": row.collapsed,
+            **_record(row),
             "cpu_capability": study.capability,
             **power,
         }
         for row in study.judgements
     ]
     return {"seed_study_registered": pd.DataFrame(rows)}
+
+
+def _record(row: Judgement) -> dict[str, object]:
+    """A judgement's fields as columns, each interval as its two ends (``sd_low_95``, ``ratio_high_90``)."""
+    record = asdict(row)
+    for name, confidence in (("sd_interval", 95), ("ratio_interval", 90)):
+        low, high = record.pop(name)
+        stem = name.removesuffix("_interval")
+        record |= {f"{stem}_low_{confidence}": low, f"{stem}_high_{confidence}": high}
+    return record

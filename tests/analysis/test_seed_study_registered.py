@@ -157,7 +157,7 @@ def test_td3x_report_judges_the_registered_runs_only_with_the_file(tmp_path: Pat
     table = pd.read_csv(tmp_path / "with" / "seed_study_registered.csv")
     primary = table[table["statistic"] == PRIMARY].set_index("condition")
     assert primary.loc["weights", "status"] == CLAIM and primary.loc["warmup", "status"] == "not shown"
-    assert primary.loc["warmup", "ratio_to_all_vary"] == pytest.approx(4.0) and (primary["runs"] == N).all()
+    assert primary.loc["warmup", "ratio"] == pytest.approx(4.0) and (primary["runs"] == N).all()
     assert (table["power_normal_ratio_1"] == 0.835).all() and (table["cpu_capability"] == "AVX2").all()
     text = (tmp_path / "with" / "report.md").read_text()
     assert "**Registered seed study.**" in text and "claims equivalence with probability 83.5%" in text
