@@ -264,6 +264,8 @@ def judge_statistic(study: RegisteredStudy, statistic: str) -> list[Judgement]:
         if math.isfinite(row.tost_p):
             status = decision(float(p), design) if statistic == PRIMARY else "descriptive"
             row = replace(row, holm_p=float(p), status=status)
+        elif not row.status:  # every run of a condition alike: no deviation to test
+            row = replace(row, status="no test: a condition without spread")
         rows.append(row)
     return rows
 

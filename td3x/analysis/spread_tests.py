@@ -22,9 +22,11 @@ from td3x.analysis.two_sample import welch_t
 
 
 def welch_t_df(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Welch's t of the rows of ``x`` against the rows of ``y`` and its Welch-Satterthwaite df."""
+    """Welch's t of the rows of ``x`` against the rows of ``y`` and its Welch-Satterthwaite df (NaN where neither
+    row spreads)."""
     vx, vy = x.var(axis=-1, ddof=1) / x.shape[-1], y.var(axis=-1, ddof=1) / y.shape[-1]
-    df = (vx + vy) ** 2 / (vx**2 / (x.shape[-1] - 1) + vy**2 / (y.shape[-1] - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = (vx + vy) ** 2 / (vx**2 / (x.shape[-1] - 1) + vy**2 / (y.shape[-1] - 1))
     return welch_t(x, y), df
 
 
@@ -58,11 +60,13 @@ def bf_tost_p(x: np.ndarray, y: np.ndarray, low: float, high: float) -> np.ndarr
 
 def bf_p(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The two-sided Brown-Forsythe p of equal spread, row by row: scipy's ``levene(center="median")`` for two
-    groups, i.e. the pooled two-sample t-test of the absolute deviations from each group's median."""
+    groups, i.e. the pooled two-sample t-test of the absolute deviations from each group's median (NaN where
+    neither group spreads)."""
     dx, dy = deviations(x), deviations(y)
     nx, ny = dx.shape[-1], dy.shape[-1]
     pooled = ((nx - 1) * dx.var(axis=-1, ddof=1) + (ny - 1) * dy.var(axis=-1, ddof=1)) / (nx + ny - 2)
-    t = (dx.mean(axis=-1) - dy.mean(axis=-1)) / np.sqrt(pooled * (1 / nx + 1 / ny))
+    with np.errstate(divide="ignore", invalid="ignore"):  # no deviation on either side: NaN
+        t = (dx.mean(axis=-1) - dy.mean(axis=-1)) / np.sqrt(pooled * (1 / nx + 1 / ny))
     return np.asarray(2 * stats.t.sf(np.abs(t), nx + ny - 2))
 
 

@@ -97,6 +97,17 @@ def test_an_incomplete_condition_gets_no_verdict_and_enters_holm_at_p_1(tmp_path
     assert "| incomplete: 4 of 6 |" in markdown(study)
 
 
+def test_without_spread_on_either_side_there_is_no_test_and_holm_takes_p_1(tmp_path: Path) -> None:
+    write_condition(tmp_path, "all_vary", np.full(N, 100.0), N)  # every run alike: no deviation to test
+    write_condition(tmp_path, "weights", HOLM, N)
+    write_condition(tmp_path, "warmup", np.full(N, 150.0), N)
+    study = judge_registered(find_runs([tmp_path]), read_registration(small_registration(tmp_path, N)))
+    assert study is not None and row(study, "warmup").status == "no test: a condition without spread"
+    weights = row(study, "weights")  # against an all_vary without spread: a ratio of infinity, never equivalent
+    assert np.isnan(weights.ratio) and weights.tost_p > 0.5 and weights.status == "not shown"
+    assert weights.holm_p == pytest.approx(min(1.0, 2 * weights.tost_p))
+
+
 def test_runs_on_cpus_of_two_capabilities_are_not_judged(tmp_path: Path) -> None:
     study = judged(tmp_path, EQUAL, EQUAL, cpu="AVX512")
     assert {r.status for r in study.judgements} == {"not judged"} and study.capability == "AVX2, AVX512"
