@@ -150,7 +150,7 @@ def _label(setting: tuple[str, ...], several: bool) -> str:
 
 def _check_one_launch(runs: list[Run]) -> None:
     """Refuse runs of one study's setting that come from several launches: other result keys besides the
-    sources' seeds, another N, or another first seed of the job."""
+    sources' seeds, another N, or a condition's jobs starting at other seeds (``_launch_seeds``)."""
     job_dirs = {run: run.path.parent if run.num_seeds > 1 else run.path for run in runs}
     launch_seeds = _launch_seeds(job_dirs)
     launches: dict[tuple[tuple[str, str], ...], set[Path]] = {}

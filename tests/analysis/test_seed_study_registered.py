@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 from helpers.seed_study_runs import REGISTRATION, START, small_registration, write_condition
+from scipy import stats
 
 from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import find_runs
@@ -56,7 +57,10 @@ def test_a_source_spreading_as_all_vary_does_is_claimed_equivalent(tmp_path: Pat
     weights = row(study, "weights")
     assert weights.status == CLAIM and weights.ratio == pytest.approx(1.0) and weights.holm_p < 0.05
     assert weights.tost_p == pytest.approx(float(bf_tost_p(EQUAL, ALL_VARY, 0.5, 2.0)))
-    assert weights.ratio_interval[0] < 1 < weights.ratio_interval[1] and weights.runs == N
+    f_ends = (stats.f.ppf(0.95, N - 1, N - 1), stats.f.ppf(0.05, N - 1, N - 1))  # the 90% F interval, ratio 1
+    assert weights.ratio_interval == pytest.approx(tuple(1 / np.sqrt(f_ends))) and weights.runs == N
+    chi2_ends = (stats.chi2.ppf(0.975, N - 1), stats.chi2.ppf(0.025, N - 1))  # the SD's 95% chi-square interval
+    assert weights.sd_interval == pytest.approx(tuple(weights.sd * np.sqrt((N - 1) / np.array(chi2_ends))))
     assert row(study, "all_vary").status == "reference" and study.capability == "AVX2" and not study.refused
     assert row(study, "weights", SECONDARY).status == "descriptive" and not study.shared
     text = markdown(study)
