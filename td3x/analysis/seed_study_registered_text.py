@@ -118,9 +118,7 @@ def markdown(study: RegisteredStudy | None) -> str:
         parts += [f"*{title.capitalize()} ({heading})*", tables.markdown(display_frame(rows))]
     parts += [
         _power_text(study),
-        "Where the section's usual table above shows these runs too, that table is descriptive: its 95% intervals "
-        "and p-values are not the registered test. The first seed study (5 runs a condition, every source condition "
-        "sharing "
+        "The first seed study (5 runs a condition, every source condition sharing "
         f"{ALL_VARY}'s seed-0 run) is a separate study, and any test of it is post hoc; its runs are not part of "
         "this test.",
     ]

@@ -176,6 +176,8 @@ def test_td3x_report_judges_the_registered_runs_only_with_the_file(tmp_path: Pat
     assert (table["power_normal_ratio_1"] == 0.835).all() and (table["cpu_capability"] == "AVX2").all()
     text = (tmp_path / "with" / "report.md").read_text()
     assert "**Registered seed study.**" in text and "claims equivalence with probability 83.5%" in text
+    assert "These are the registered seed study's runs: this table shows them" in text  # the usual table's note
     assert report_main([str(runs), "--out", str(tmp_path / "without"), *common]) == 0
     assert not (tmp_path / "without" / "seed_study_registered.csv").exists()
-    assert "Registered seed study" not in (tmp_path / "without" / "report.md").read_text()
+    without = (tmp_path / "without" / "report.md").read_text()
+    assert "Registered seed study" not in without and "This report states no power for 6 runs" in without
