@@ -11,7 +11,8 @@ td3x's and Stable-Baselines3's committed pilot runs (docs/results/runs), the fir
 compute tables (docs/results/report/compute.csv, docs/results/seed_study/report/compute.csv, docs/performance.md).
 
 The power of Welch's difference test and of TOST, and the minimum detectable difference, are
-``td3x.analysis.power``'s (the report computes them the same way). The seed-study tests are simulated with a fixed
+``td3x.analysis.power``'s (the report computes them the same way). The seed-study tests
+(``td3x.analysis.spread_tests``, with which the report judges the registered seed study) are simulated with a fixed
 seed.
 """
 
@@ -39,6 +40,7 @@ from td3x.analysis.paper import authors_statistic as paper_statistic
 from td3x.analysis.power import mdd, smallest_bound, tost_power
 from td3x.analysis.registration import window_mean
 from td3x.analysis.runs import Run, find_runs
+from td3x.analysis.spread_tests import bf_p, bf_tost_p, f_tost_p
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRATION = ROOT / "docs" / "results" / "preregistration.yaml"
@@ -76,45 +78,6 @@ def f_test_ratio(n_x: int, n_y: int, alpha: float, power: float) -> float:
 
 
 # ------------------------------------------------------------------------------ spread: Brown-Forsythe tests, simulated
-def _welch_t(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Welch's t of the rows of ``x`` against the rows of ``y`` (last axis: samples) and its df."""
-    vx, vy = x.var(axis=-1, ddof=1) / x.shape[-1], y.var(axis=-1, ddof=1) / y.shape[-1]
-    t = (x.mean(axis=-1) - y.mean(axis=-1)) / np.sqrt(vx + vy)
-    df = (vx + vy) ** 2 / (vx**2 / (x.shape[-1] - 1) + vy**2 / (y.shape[-1] - 1))
-    return t, df
-
-
-def _deviations(x: np.ndarray) -> np.ndarray:
-    """Absolute deviations from each row's median (Brown-Forsythe's transform)."""
-    return np.abs(x - np.median(x, axis=-1, keepdims=True))
-
-
-def bf_tost_p(x: np.ndarray, y: np.ndarray, low: float, high: float) -> np.ndarray:
-    """TOST p of 'SD(x)/SD(y) lies in (low, high)', Brown-Forsythe style: Welch t-tests of x's absolute deviations
-    from its median against ``high`` (and ``low``) times y's; the larger of the two one-sided p-values."""
-    dx, dy = _deviations(x), _deviations(y)
-    t_high, df_high = _welch_t(dx, high * dy)
-    t_low, df_low = _welch_t(dx, low * dy)
-    return np.maximum(stats.t.cdf(t_high, df_high), stats.t.sf(t_low, df_low))
-
-
-def bf_p(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The two-sided Brown-Forsythe p of equal spread, row by row: scipy's ``levene(center="median")`` for two
-    groups, i.e. the pooled two-sample t-test of the absolute deviations from each group's median."""
-    dx, dy = _deviations(x), _deviations(y)
-    nx, ny = dx.shape[-1], dy.shape[-1]
-    pooled = ((nx - 1) * dx.var(axis=-1, ddof=1) + (ny - 1) * dy.var(axis=-1, ddof=1)) / (nx + ny - 2)
-    t = (dx.mean(axis=-1) - dy.mean(axis=-1)) / np.sqrt(pooled * (1 / nx + 1 / ny))
-    return np.asarray(2 * stats.t.sf(np.abs(t), nx + ny - 2))
-
-
-def f_tost_p(x: np.ndarray, y: np.ndarray, low: float, high: float) -> np.ndarray:
-    """TOST p of 'SD(x)/SD(y) lies in (low, high)' from the F distribution (the log-SD-ratio interval; normal)."""
-    f = x.var(axis=-1, ddof=1) / y.var(axis=-1, ddof=1)
-    dfx, dfy = x.shape[-1] - 1, y.shape[-1] - 1
-    return np.maximum(stats.f.cdf(f / high**2, dfx, dfy), stats.f.sf(f / low**2, dfx, dfy))
-
-
 def draw_runs(rng: np.random.Generator, sims: int, n: int, sd: float, collapsed: float, share: float) -> np.ndarray:
     """``sims`` samples of ``n`` runs: normal with this SD; each run with probability ``share`` collapsed instead, at
     ``collapsed`` SDs from the mean (a location-scale family, so that every scale measure's ratio is the SDs')."""

@@ -27,6 +27,7 @@ from td3x.analysis import (
     seed_sources,
     seed_sources_text,
     seed_spread,
+    seed_study_registered,
     tables,
 )
 from td3x.analysis.aggregates import Normaliser, RowAggregate
@@ -42,6 +43,7 @@ from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_sources import SourceStudy
 from td3x.analysis.seed_spread import SeedStudy
 from td3x.analysis.seed_study_checks import StudyPower, load_power
+from td3x.analysis.seed_study_registered import RegisteredStudy, judge_registered
 
 # the paper-shaped tables, also written as LaTeX (booktabs) with these captions
 LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}
@@ -65,8 +67,8 @@ class Settings:
         coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
             it says the coverage is not measured).
         preregistration: a pre-registration file whose post-hoc power of the seed study the seed-sources section
-            quotes and whose registered comparisons of the runs the pre-registered tests section judges (None: no
-            such numbers).
+            quotes and whose registered comparisons of the runs the pre-registered tests section and the
+            seed-sources section judge (None: no such numbers).
     """
 
     reps: int = 2000
@@ -96,6 +98,7 @@ class Report:
     coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (aggregates.read_coverage)
     study_power: StudyPower | None = None  # the seed study's post-hoc power (seed_study_checks.load_power)
     registered: list[RegisteredTest] = field(default_factory=list)  # the pre-registered tests (registered.py)
+    registered_study: RegisteredStudy | None = None  # the registered seed study (seed_study_registered.py)
 
 
 @dataclass
@@ -134,11 +137,9 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     try:
         coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
         power = None if settings.preregistration is None else load_power(settings.preregistration)
-        registered = (
-            []
-            if settings.preregistration is None
-            else registered_tests(read_registration(settings.preregistration), runs, settings.seed)
-        )
+        registration = None if settings.preregistration is None else read_registration(settings.preregistration)
+        registered = [] if registration is None else registered_tests(registration, runs, settings.seed)
+        registered_study = None if registration is None else judge_registered(runs, registration)
     except ValueError as error:
         raise ReportError(str(error)) from error
     grid = make_grid(runs)
@@ -169,6 +170,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         coverage,
         power,
         registered,
+        registered_study,
     )
 
 
@@ -211,6 +213,7 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **peer.frames(report.peers, report.peer_sensitivity),
         **registered_tables.frames(report.registered),
         **seed_sources.frames(report.source_studies),
+        **seed_study_registered.frames(report.registered_study),
         **compute.frames(grid),
     }
 
@@ -258,7 +261,7 @@ def render_markdown(
         registered_tables.markdown(report.registered),
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),
-        seed_sources_text.markdown(report.source_studies, report.study_power),
+        seed_sources_text.markdown(report.source_studies, report.study_power, report.registered_study),
         compute.markdown(frames),
         return_tables.not_averaged_markdown(frames),
     ]

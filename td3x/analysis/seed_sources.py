@@ -150,16 +150,14 @@ def _label(setting: tuple[str, ...], several: bool) -> str:
 
 def _check_one_launch(runs: list[Run]) -> None:
     """Refuse runs of one study's setting that come from several launches: other result keys besides the
-    sources' seeds, another N, or another first seed of the job."""
+    sources' seeds, another N, or a condition's jobs starting at other seeds (``_launch_seeds``)."""
     job_dirs = {run: run.path.parent if run.num_seeds > 1 else run.path for run in runs}
-    first_seed: dict[Path, int] = {}
-    for run, job_dir in job_dirs.items():
-        first_seed[job_dir] = min(first_seed.get(job_dir, run.seed), run.seed)
+    launch_seeds = _launch_seeds(job_dirs)
     launches: dict[tuple[tuple[str, str], ...], set[Path]] = {}
     for run, job_dir in job_dirs.items():
         keys = {key: value for key, value in result_keys(run).items() if key not in SOURCE_KEYS}
         keys["seeds.evaluation_sets"] = str((run.config.get("seeds") or {}).get("evaluation_sets"))  # N
-        keys["seed"] = str(first_seed[job_dir])
+        keys["seed"] = launch_seeds[job_dir]
         launches.setdefault(tuple(sorted(keys.items())), set()).add(job_dir)
     if len(launches) > 1:
         shown = sorted(differing([dict(launch) for launch in launches]))
@@ -172,6 +170,28 @@ def _check_one_launch(runs: list[Run]) -> None:
             f"its rows would mix ({described}): report one launch at a time by giving td3x-report its job dirs "
             "(td3x-report DIR [DIR ...]), or move the other launches' job dirs out of the folder"
         )
+
+
+def _launch_seeds(job_dirs: dict[Run, Path]) -> dict[Path, str]:
+    """Per job dir, the first seeds of the launch it belongs to, as far as seeds tell launches apart.
+
+    A condition's job dirs that start at other seeds are other launches (the k-th smallest first seed of each
+    condition: the k-th launch). Conditions of one launch may start at their own seeds: the registered study's
+    jobs start at 3000, 3100 and 3200, one a condition, and are one launch with the seeds "3000,3100,3200".
+    """
+    first_seed: dict[Path, int] = {}
+    for run, job_dir in job_dirs.items():
+        first_seed[job_dir] = min(first_seed.get(job_dir, run.seed), run.seed)
+    by_condition: dict[str | None, set[int]] = {}
+    for run, job_dir in job_dirs.items():
+        by_condition.setdefault(condition(run), set()).add(first_seed[job_dir])
+    rank = {
+        job_dir: sorted(by_condition[condition(run)]).index(first_seed[job_dir]) for run, job_dir in job_dirs.items()
+    }
+    seeds_of_rank: dict[int, set[int]] = {}
+    for job_dir, k in rank.items():
+        seeds_of_rank.setdefault(k, set()).add(first_seed[job_dir])
+    return {job_dir: ",".join(map(str, sorted(seeds_of_rank[k]))) for job_dir, k in rank.items()}
 
 
 def _study(env_id: str, label: str, runs: list[Run]) -> SourceStudy:

@@ -18,8 +18,15 @@ from td3x.analysis.seed_study_checks import (
     same_curve,
     shared_runs,
 )
+from td3x.analysis.seed_study_registered import RegisteredStudy
+from td3x.analysis.seed_study_registered_text import markdown as registered_markdown
 from td3x.analysis.tables import EMPTY
 from td3x.analysis.two_sample import ALPHA, ratio_interval, sd_interval
+
+REGISTERED_HERE = (
+    "These are the registered seed study's runs: this table shows them by the section's usual, descriptive method; "
+    "their registered test, its verdicts and its power are in *Registered seed study* below."
+)
 
 
 def _interval_text(interval: tuple[float, float]) -> str:
@@ -50,17 +57,22 @@ def display_frame(study: SourceStudy) -> pd.DataFrame:
     return frame
 
 
-def markdown(studies: list[SourceStudy], power: StudyPower | None = None) -> str:
+def markdown(
+    studies: list[SourceStudy], power: StudyPower | None = None, registered: RegisteredStudy | None = None
+) -> str:
     """The report's section on the studies ('' without one).
 
     Args:
         studies: from ``seed_sources.study_sources``.
         power: the study's post-hoc power from a pre-registration file (None: not stated).
+        registered: the registered seed study (``seed_study_registered``; None: the folder holds none of its runs,
+            or no pre-registration file was given).
     """
+    heading = "## Sources of seed variance"
     if not studies:
-        return ""
+        return "\n\n".join([heading, registered_markdown(registered)]) if registered else ""
     parts = [
-        "## Sources of seed variance",
+        heading,
         "Each condition varies one source of randomness across its runs and pins the others "
         "(`+experiment=seed_study`); *all_vary* varies them all (the usual spread across seeds), *evaluation* is "
         "one trained run measured from N sets of evaluation start states, *repeat* is one seed trained twice (the"
@@ -78,13 +90,22 @@ def markdown(studies: list[SourceStudy], power: StudyPower | None = None) -> str
         "the spreads in `seed_sources.csv`.",
     ]
     for study in studies:
-        parts += [f"**{study.label}**", tables.markdown(display_frame(study)), _reading(study, power)]
+        reading = _reading(study, power, _is_registered(study, registered))
+        parts += [f"**{study.label}**", tables.markdown(display_frame(study)), reading]
         if study.left_out:
             parts.append("Left out (failed or unfinished): " + "; ".join(study.left_out) + ".")
-    return "\n\n".join(parts)
+    return "\n\n".join([*parts, registered_markdown(registered)] if registered else parts)
 
 
-def _reading(study: SourceStudy, power: StudyPower | None) -> str:
+def _is_registered(study: SourceStudy, registered: RegisteredStudy | None) -> bool:
+    """Whether ``study`` is the registered seed study's runs (its all_vary runs are the registered ones)."""
+    if registered is None:
+        return False
+    runs = {str(run.path) for run in registered.conditions[ALL_VARY].complete}
+    return bool(runs) and {sample.label for sample in study.samples.get(ALL_VARY, [])} == runs
+
+
+def _reading(study: SourceStudy, power: StudyPower | None, registered: bool = False) -> str:
     """What the intervals at this N can tell apart, the study's power, the shared runs, and how much of the spread
     is measurement."""
     n = study.spreads[(ALL_VARY, "final")].n
@@ -93,7 +114,7 @@ def _reading(study: SourceStudy, power: StudyPower | None) -> str:
         f"With {n} runs a condition's SD is known within a factor of about {low:.2f} to {high:.2f} of the measured "
         "value (95%), so a ratio to all_vary whose interval contains 1 is not told apart from all_vary: a source "
         "whose true share of the spread is small and one whose share is large can both give such an interval.",
-        _power_text(study, n, power),
+        REGISTERED_HERE if registered else _power_text(study, n, power),
         _shared_text(study),
     ]
     if not study.spreads[(ALL_VARY, "final")].sd > 0:

@@ -241,11 +241,12 @@ def sd_interval(sd: float, n: int) -> tuple[float, float]:
     )
 
 
-def ratio_interval(ratio: float, n: int, m: int) -> tuple[float, float]:
-    """The 95% interval of σ_1/σ_2 from a sample SD ratio of ``n`` and ``m`` normal values (F distribution)."""
+def ratio_interval(ratio: float, n: int, m: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The 95% (or ``confidence``) interval of σ_1/σ_2 from a sample SD ratio of ``n`` and ``m`` normal values (F
+    distribution)."""
     if n < 2 or m < 2:
         return (math.nan, math.nan)
-    alpha = 1 - CONFIDENCE
+    alpha = 1 - confidence
     high, low = stats.f.ppf(1 - alpha / 2, n - 1, m - 1), stats.f.ppf(alpha / 2, n - 1, m - 1)
     return (ratio / math.sqrt(high), ratio / math.sqrt(low))
 
