@@ -60,7 +60,7 @@ SB3 = "sb3_reference"  # scripts/sb3_reference.py's runs: no experiment, no W&B 
 EXPERIMENTS = {
     **{("reference_td3", env, "TD3"): ("td3_paper", FIVE_SEEDS) for env in TABLE2_ENVS},
     **{("reference_td3", env, "TD3"): ("td3_paper", SEEDS) for env in SMALLER_ENVS},
-    **{(SB3, env, "SB3 TD3"): ("td3_paper", SEEDS) for env in ("HalfCheetah-v5", "Hopper-v5", "Ant-v5")},
+    **{(SB3, env, "SB3 TD3"): ("td3_paper", SEEDS) for env in ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5")},
     **{("reference_bias", env, "AHE"): ("td3_paper", FIVE_SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
     **{("reference_bias", env, "AHE + CDQ"): ("td3_paper", FIVE_SEEDS) for env in ("Hopper-v5", "Walker2d-v5")},
     ("reference_td3_2018", "HalfCheetah-v5", "TD3"): ("td3_2018", SEEDS),
@@ -132,7 +132,7 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
     equivalence decision."""
     page = PAGE.read_text().splitlines()
     fidelity = pd.read_csv(REPORT / "fidelity.csv")
-    assert len(fidelity) == 15 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
+    assert len(fidelity) == 16 and set(fidelity["outcome"]) == {"differs", "no difference detected"}
     columns = ["row", "env", "outcome", "run_mean_equivalence"]
     for row, env, outcome, decision in fidelity[columns].itertuples(index=False):
         lines = [
