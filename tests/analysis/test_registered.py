@@ -235,7 +235,9 @@ def test_the_committed_file_s_designs() -> None:
     assert (
         peer.seeds == (tuple(range(2000, 2010)), tuple(range(2000, 2014))) and peer.bound == 645 and peer.mdd == 613.47
     )
-    assert found["peer", "Walker2d-v5"].pending == "not sized yet: the file's peer.computed.Walker2d-v5.n_sb3 is null"
+    walker = found["peer", "Walker2d-v5"]  # sized by the SB3 pilot's rule: n_sb3 = 10
+    assert walker.pending == "" and walker.seeds == (tuple(range(2000, 2015)), tuple(range(2000, 2010)))
+    assert (walker.bound, walker.mdd) == (91, 69.47)
     bf16 = found["bf16", "Walker2d-v5"]
     assert bf16.seeds == (tuple(range(2000, 2015)),) * 2 and (bf16.bound, bf16.mdd, bf16.precision) == (
         91,
