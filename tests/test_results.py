@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
+from td3x.analysis.registered import registered_tests
+from td3x.analysis.registration import read_registration
+from td3x.analysis.runs import Run, find_runs
+from td3x.analysis.seed_study_registered import judge_registered
 from td3x.commands.report import main as report_main
 from td3x.rundir.layout import is_timing_column
 
@@ -184,6 +189,45 @@ def test_committed_provenance_says_which_cpu_capability_it_ran_on_or_that_it_was
     for run_dir in {**committed_runs(), **committed_runs(STUDY_RUNS)}:
         provenance = json.loads((run_dir / "provenance.json").read_text())
         assert "cpu_capability" in provenance and "cpu_flags" in provenance, run_dir
+
+
+REGISTRATION = RESULTS / "preregistration.yaml"
+
+
+def git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=RESULTS, capture_output=True, text=True, timeout=30)
+
+
+def descends(commit: str, ancestor: str) -> bool:
+    """Whether ``commit`` is ``ancestor`` or has it in its history."""
+    return git("merge-base", "--is-ancestor", ancestor, commit).returncode == 0
+
+
+def registration_commit() -> str | None:
+    """The commit that added the pre-registration file; None without the repository's history (an sdist, a shallow
+    clone)."""
+    added = git("log", "--diff-filter=A", "--format=%H", "--", REGISTRATION.name).stdout.split()
+    return added[-1] if added and git("rev-parse", "--is-shallow-repository").stdout.strip() == "false" else None
+
+
+def judged_runs() -> list[Run]:
+    """Every committed run the pre-registration judges: its comparisons' runs (both sides) and its seed study's."""
+    runs, registration = find_runs([RESULTS]), read_registration(REGISTRATION)
+    judged = [
+        run for test in registered_tests(registration, runs) for side in (test.ours, test.other) for run in side.runs
+    ]
+    study = judge_registered(runs, registration)
+    return judged + ([run for condition in study.conditions.values() for run in condition.found] if study else [])
+
+
+def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_the_one_that_added_it() -> None:
+    added = registration_commit()
+    if added is None:
+        pytest.skip("needs the repository's full git history")
+    assert descends(added, added) and not descends(f"{added}~1", added)  # the check rejects the commit before it
+    for run in judged_runs():
+        commit = run.recorded("git_commit")
+        assert commit is not None and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
 
 
 def test_the_seed_study_is_committed_complete_each_condition_varying_its_source_only() -> None:

@@ -16,10 +16,9 @@ import pandas as pd
 
 from td3x.analysis import tables
 from td3x.analysis.cells import Cell, Grid
-from td3x.analysis.runs import Run
+from td3x.analysis.runs import NOT_RECORDED, Run, distinct
 from td3x.rundir.layout import process_dir
 
-UNKNOWN = "?"
 MIXED = "MIXED:"  # a cell whose runs ran on different CPU capabilities or run.numerics modes
 
 
@@ -56,37 +55,22 @@ def duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m"
 
 
-def provenance_text(runs: tuple[Run, ...]) -> tuple[str, str]:
-    """The CPUs (with their core counts) and the short code commits the runs' ``provenance.json`` name, each
-    distinct value once (``?`` for a run without the file; ``+dirty`` for uncommitted changes)."""
-    cpus, commits = set(), set()
-    for run in runs:
-        provenance = run.provenance or {}
-        cpu = provenance.get("cpu")
-        cpus.add(f"{cpu} ({provenance.get('cpu_count', UNKNOWN)} cores)" if cpu else UNKNOWN)
-        commit = str(provenance.get("git_commit") or UNKNOWN)[:7]
-        commits.add(commit + ("+dirty" if provenance.get("git_dirty") else ""))
-    return ", ".join(sorted(cpus)), ", ".join(sorted(commits))
+def cpu_text(runs: tuple[Run, ...]) -> str:
+    """The CPUs the runs' ``provenance.json`` name, with their core counts where recorded, each once."""
+    return ", ".join(distinct(_cpu(run) for run in runs))
 
 
-def kernels(run: Run) -> str | None:
-    """The fp32 kernels a run recorded: ``portable`` (``run.numerics``: meant to give the same bits on any x86-64
-    CPU), else the CPU capability torch ran (``AVX512``, ``AVX2``, ...); None when its provenance has neither."""
-    provenance = run.provenance or {}
-    if (provenance.get("numerics") or {}).get("mode") == "portable":
-        return "portable"
-    capability = provenance.get("cpu_capability")
-    return str(capability) if capability else None
+def _cpu(run: Run) -> str | None:
+    cpu, cores = run.recorded("cpu"), run.recorded("cpu_count")
+    return f"{cpu} ({cores} cores)" if cpu and cores else cpu
 
 
 def capability_text(runs: tuple[Run, ...]) -> str:
-    """The fp32 kernels the runs recorded (:func:`kernels`); ``MIXED`` marks a cell whose runs came from different
-    capabilities or numerics modes (their numbers are not bit-comparable); ``not recorded`` for runs of a td3x that
-    did not record it."""
-    recorded = {found for run in runs if (found := kernels(run))}
-    unrecorded = any(kernels(run) is None for run in runs)
-    text = ", ".join([*sorted(recorded), *(["not recorded"] if unrecorded else [])])
-    return f"{MIXED} {text}" if len(recorded) > 1 else text
+    """The fp32 kernels the runs recorded (:attr:`Run.kernels`); ``MIXED`` marks a cell whose runs came from
+    different capabilities or numerics modes (their numbers are not bit-comparable)."""
+    found = distinct(run.kernels for run in runs)
+    text = ", ".join(found)
+    return f"{MIXED} {text}" if len([value for value in found if value != NOT_RECORDED]) > 1 else text
 
 
 def compute_frame(grid: Grid) -> pd.DataFrame:
@@ -97,7 +81,6 @@ def compute_frame(grid: Grid) -> pd.DataFrame:
             continue
         procs = processes(cell)
         core_seconds = sum(p.wall_time_s * p.threads for p in procs)
-        cpus, commits = provenance_text(cell.runs)
         records.append(
             {
                 "row": cell.row,
@@ -111,9 +94,9 @@ def compute_frame(grid: Grid) -> pd.DataFrame:
                 "env steps per core-second": round(sum(p.env_steps for p in procs) / core_seconds, 1)
                 if core_seconds
                 else float("nan"),
-                "CPU": cpus,
+                "CPU": cpu_text(cell.runs),
                 "CPU capability": capability_text(cell.runs),
-                "code": commits,
+                "code": ", ".join(distinct(run.commit for run in cell.runs)),
             }
         )
     return pd.DataFrame(records).set_index("row") if records else pd.DataFrame()

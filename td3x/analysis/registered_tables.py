@@ -22,6 +22,7 @@ from td3x.analysis.registered import (
     RegisteredTest,
     Side,
 )
+from td3x.analysis.runs import distinct
 from td3x.analysis.tables import difference_text, number, p_text, signed
 from td3x.analysis.two_sample import Welch
 
@@ -80,10 +81,10 @@ def registered_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
         "table1_ours": _numbers(tests, lambda o: o.table1[0] if o.table1 else NAN),
         "table1_other": _numbers(tests, lambda o: o.table1[1] if o.table1 else NAN),
         "table1_mean_at_5_of_their_seeds": [t.design.table1_at_5 for t in tests],
-        "cpu_capability_ours": [_provenance(t.ours, "cpu_capability") for t in tests],
-        "cpu_capability_other": [_provenance(t.other, "cpu_capability") for t in tests],
-        "commits_ours": [_provenance(t.ours, "git_commit") for t in tests],
-        "commits_other": [_provenance(t.other, "git_commit") for t in tests],
+        "cpu_capability_ours": [_provenance(t.ours, "kernels") for t in tests],
+        "cpu_capability_other": [_provenance(t.other, "kernels") for t in tests],
+        "commits_ours": [_provenance(t.ours, "commit") for t in tests],
+        "commits_other": [_provenance(t.other, "commit") for t in tests],
     }
     return pd.DataFrame(columns, index=pd.Index([t.design.section for t in tests], name="section"))
 
@@ -130,13 +131,10 @@ def _reruns(test: RegisteredTest) -> str:
     return "; ".join(parts)
 
 
-def _provenance(side: Side, key: str) -> str:
-    """The side's runs' ``key`` of provenance.json (commits shortened), each value once; '' for the authors."""
-    if not side.seeds:
-        return ""
-    values = [str((run.provenance or {}).get(key) or "unrecorded") for run in side.complete]
-    shown = [value[:12] if key == "git_commit" and value != "unrecorded" else value for value in values]
-    return " ".join(sorted(set(shown)))
+def _provenance(side: Side, fact: str) -> str:
+    """A provenance fact of the side's complete runs (``kernels`` or ``commit``, :class:`Run`'s), each value once;
+    '' for the authors."""
+    return " ".join(distinct(getattr(run, fact) for run in side.complete)) if side.seeds else ""
 
 
 # ---------------------------------------------------------------------------------------------------- display
@@ -211,9 +209,7 @@ def _difference_p(test: RegisteredTest) -> str:
 
 def _cpu_text(test: RegisteredTest) -> str:
     sides = [side for side in (test.ours, test.other) if side.seeds and side.complete]
-    return "; ".join(
-        f"{side.label}: {_provenance(side, 'cpu_capability')} @ {_provenance(side, 'git_commit')}" for side in sides
-    )
+    return "; ".join(f"{side.label}: {_provenance(side, 'kernels')} @ {_provenance(side, 'commit')}" for side in sides)
 
 
 def _bias_cell(column: str) -> Callable[[Outcome], str]:
@@ -281,7 +277,9 @@ def _intro(tests: list[RegisteredTest]) -> str:
         f"{EXACT_RELABELLINGS} relabellings, else over {PERMUTATION_DRAWS} sampled ones (p = (1 + those as extreme) "
         "/ (1 + draws)), the statistic with the warm-up evaluations in, and the return at the last step. "
         "*CPU; commits*: each side's runs' CPU capability "
-        "and the code commits they record (provenance.json). `registered.csv` has every number."
+        "and the code commits they record (provenance.json; whether each descends from the commit adding the "
+        "pre-registration is a question for the repository's git history, which this report does not read). "
+        "`registered.csv` has every number."
     )
 
 

@@ -30,6 +30,15 @@ from td3x.rundir.state import incomplete_reason
 
 log = logging.getLogger(__name__)
 
+NOT_RECORDED = "not recorded"  # what a table shows for a provenance fact a run lacks (no file, or an older td3x)
+COMMIT_DIGITS = 7  # git's short form
+
+
+def distinct(values: Iterable[str | None]) -> list[str]:
+    """Each value once, sorted, with NOT_RECORDED (for None) last: a cell's CPUs, capabilities or commits."""
+    found = set(values)
+    return sorted(value for value in found if value is not None) + ([NOT_RECORDED] if None in found else [])
+
 
 @dataclass(frozen=True, eq=False)  # compared by identity: it holds a DataFrame
 class Run:
@@ -62,6 +71,27 @@ class Run:
     @property
     def seed(self) -> int:
         return int(self.config["seed"])
+
+    def recorded(self, key: str) -> str | None:
+        """``provenance.json``'s ``key`` as text; None when the run has no such file or the file lacks the key."""
+        value = (self.provenance or {}).get(key)
+        return None if value is None or value == "" else str(value)
+
+    @property
+    def commit(self) -> str | None:
+        """The code commit that trained the run (COMMIT_DIGITS long), ``+dirty`` when it had uncommitted changes."""
+        commit = self.recorded("git_commit")
+        if commit is None:
+            return None
+        return commit[:COMMIT_DIGITS] + ("+dirty" if (self.provenance or {}).get("git_dirty") else "")
+
+    @property
+    def kernels(self) -> str | None:
+        """The fp32 kernels the run recorded: ``portable`` (``run.numerics``: meant to give the same bits on any
+        x86-64 CPU), else the CPU capability torch ran (``AVX512``, ``AVX2``, ...); None when it recorded neither."""
+        if ((self.provenance or {}).get("numerics") or {}).get("mode") == "portable":
+            return "portable"
+        return self.recorded("cpu_capability")
 
     @property
     def num_seeds(self) -> int:

@@ -29,7 +29,7 @@ import pandas as pd
 
 from td3x.analysis.cells import STUDY_GROUP
 from td3x.analysis.registration import Registration, window_mean
-from td3x.analysis.runs import Run
+from td3x.analysis.runs import NOT_RECORDED, Run, distinct
 from td3x.analysis.seed_sources import ALL_VARY, SOURCES, Sample
 from td3x.analysis.seed_study_checks import shared_runs
 from td3x.analysis.spread_tests import bf_p, bf_tost_p
@@ -39,7 +39,6 @@ AGENT = "td3_paper"  # the section's `runs`: agent=td3_paper
 PRIMARY, SECONDARY = "window_mean", "final"  # the registered statistic; the return at the last step (descriptive)
 STATISTICS = {PRIMARY: "mean return over the evaluations after the warm-up", SECONDARY: "return at the last step"}
 POWERS = ("bf_tost_power_ratio_1_holm_first_step", "bf_tost_power_sensitivity_ratio_holm_first_step")
-UNKNOWN_CPU = "not recorded"
 
 
 @dataclass(frozen=True)
@@ -115,11 +114,6 @@ def _random_steps(run: Run) -> int:
     return int(run.config["env"]["random_steps"])
 
 
-def cpu_capability(run: Run) -> str:
-    """The run's ``provenance.json`` ``cpu_capability``."""
-    return str((run.provenance or {}).get("cpu_capability") or UNKNOWN_CPU)
-
-
 @dataclass(frozen=True, eq=False)
 class Condition:
     """One condition's registered runs: every run dir found, and the complete ones by seed."""
@@ -160,8 +154,8 @@ def refusals(conditions: dict[str, Condition], design: Design) -> list[str]:
     two run dirs, or complete runs evaluated at other steps than the others (none: it can)."""
     runs = [run for condition in conditions.values() for run in condition.complete]
     problems = []
-    capabilities = Counter(cpu_capability(run) for run in runs)
-    if len(capabilities) > 1 or UNKNOWN_CPU in capabilities:
+    capabilities = Counter(run.kernels or NOT_RECORDED for run in runs)
+    if len(capabilities) > 1 or NOT_RECORDED in capabilities:
         counted = ", ".join(f"{name}: {count} runs" for name, count in sorted(capabilities.items()))
         problems.append(f"the registration needs every run on CPUs of one capability, recorded; these ran on {counted}")
     for condition in conditions.values():
@@ -220,9 +214,8 @@ class RegisteredStudy:
 
     @property
     def commits(self) -> list[str]:
-        """The code commits (``provenance.json``'s ``git_commit``, 12 digits) the complete runs record."""
-        runs = [run for condition in self.conditions.values() for run in condition.complete]
-        return sorted({str(commit)[:12] for run in runs if (commit := (run.provenance or {}).get("git_commit"))})
+        """The code commits the complete runs record (:attr:`Run.commit`), each once."""
+        return distinct(run.commit for condition in self.conditions.values() for run in condition.complete)
 
     @property
     def window_steps(self) -> list[int]:
@@ -307,8 +300,8 @@ def judge_registered(runs: list[Run], registration: Registration) -> RegisteredS
     if not any(condition.found for condition in conditions.values()):
         return None
     complete = [run for condition in conditions.values() for run in condition.complete]
-    capabilities = sorted({cpu_capability(run) for run in complete})
-    study = RegisteredStudy(design, conditions, [], refusals(conditions, design), ", ".join(capabilities))
+    capabilities = ", ".join(distinct(run.kernels for run in complete))
+    study = RegisteredStudy(design, conditions, [], refusals(conditions, design), capabilities)
     samples = {name: condition.samples for name, condition in conditions.items()}
     names = list(conditions)
     for i, name in enumerate(names):

@@ -97,7 +97,8 @@ def _checks_text(study: RegisteredStudy) -> str:
     commits = ", ".join(study.commits) or "none"
     code = (
         f"The code commits they record: {commits}; that each descends from the commit adding the pre-registration, "
-        "as the file requires, is not checked here."
+        "as the file requires, is a question for the repository's git history, which this report does not read "
+        "(td3x's tests check it for the published runs)."
     )
     if study.shared:
         pairs = "; ".join(f"{pair}: {', '.join(labels)}" for pair, labels in study.shared.items())

@@ -67,7 +67,7 @@ def test_a_source_spreading_as_all_vary_does_is_claimed_equivalent(tmp_path: Pat
     assert "evaluations at 5000, 10000, 15000" in text and "runs all_vary 3000..3005, weights 3100..3105" in text
     assert f"| {CLAIM} |" in text and "Every one of the 18 complete runs ran on a CPU of capability AVX2" in text
     assert "No run of one condition is bit for bit a run of another" in text and "is post hoc" in text
-    assert "The code commits they record: 0123456789ab; that each descends from the commit adding" in text
+    assert "The code commits they record: 0123456; that each descends from the commit adding" in text
 
 
 def test_a_source_with_four_times_the_spread_is_not_claimed(tmp_path: Path) -> None:

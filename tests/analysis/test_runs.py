@@ -1,0 +1,36 @@
+"""What a run's provenance.json says, read once for every table (compute, registered tests, the seed study)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from td3x.analysis.compute import cpu_text
+from td3x.analysis.runs import NOT_RECORDED, Run, distinct
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def run(path: Path, provenance: dict | None) -> Run:
+    return Run(path, {}, None, None, None, provenance)
+
+
+def test_a_commit_is_shortened_and_marked_dirty_and_a_missing_fact_is_none(tmp_path: Path) -> None:
+    clean, dirty = (
+        run(tmp_path, {"git_commit": COMMIT, "git_dirty": False}),
+        run(tmp_path, {"git_commit": COMMIT, "git_dirty": True}),
+    )
+    assert (clean.commit, dirty.commit) == ("0123456", "0123456+dirty")
+    for lacking in (run(tmp_path, None), run(tmp_path, {}), run(tmp_path, {"git_commit": None, "cpu_capability": ""})):
+        assert lacking.commit is None and lacking.kernels is None and lacking.recorded("cpu") is None
+
+
+def test_each_value_once_sorted_with_not_recorded_last(tmp_path: Path) -> None:
+    assert distinct(["b", None, "a", "b", None]) == ["a", "b", NOT_RECORDED]
+    assert distinct([]) == []
+    runs = (
+        run(tmp_path, {"cpu": "EPYC", "cpu_count": 2}),
+        run(tmp_path, {"cpu": "EPYC", "cpu_count": 2}),
+        run(tmp_path, {"cpu": "Xeon"}),  # no core count: the CPU alone
+        run(tmp_path, None),
+    )
+    assert cpu_text(runs) == f"EPYC (2 cores), Xeon, {NOT_RECORDED}"
