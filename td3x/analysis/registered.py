@@ -13,13 +13,12 @@ the tests; ``registered_tables`` prints them.
 - **The tests**: TOST with Welch's t at the registered bound, Holm-adjusted over the section's family (a member
   without a complete test counts as p = 1, and no verdict is given until every member is complete); Welch's
   two-sided difference test, Holm-adjusted over the same family, with the file's MDD beside it; descriptive: the
-  exact permutation test, the statistic with the warm-up evaluations in, the return at the last step, bf16's
-  overestimation bias, and the 1M runs' Table 1 maximum.
+  exact permutation test of the difference of means (as registered), the statistic with the warm-up evaluations
+  in, the return at the last step, bf16's overestimation bias, and the 1M runs' Table 1 maximum.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -34,13 +33,9 @@ from td3x.analysis.registered_design import Design, designs
 from td3x.analysis.registration import REGISTERED_AGENT, Registration, window_mean
 from td3x.analysis.runs import Run
 from td3x.analysis.tables import number
-from td3x.analysis.two_sample import Permutation, Welch, holm, permutation_test, sampled_permutation_test, welch
+from td3x.analysis.two_sample import Permutation, Welch, holm, mean_difference_permutation_test, welch
 
 T = TypeVar("T")
-# the exact permutation test lists every relabelling up to this many (C(15, 5) = 3003 at the paper's horizon); more
-# (C(24, 10) = 1961256 for the peer's 10 against 14, C(30, 15) for 15 a side) are sampled
-EXACT_RELABELLINGS = 20_000
-PERMUTATION_DRAWS = 100_000
 BIAS_COLUMNS = ("bias_q1", "bias_min_q")  # eval.csv's overestimation bias, the bf16 comparison's descriptive part
 
 
@@ -86,12 +81,11 @@ class Outcome:
         steps: the evaluation steps the statistic averages (ours).
         test: Welch's comparison ours − other (95% and 90% intervals, two-sided p).
         tost: TOST at the registered bound, with the file's MDD.
-        permutation: the exact permutation test of the same two groups.
+        permutation: the exact permutation test of the difference of means of the same two groups (registered).
         warmup_in: Welch on the statistic with the warm-up evaluations in (5000..T); None for paper_horizon.
         at_end: Welch on the return at the last step.
         bias: bf16 only: per bias column, Welch of its mean over the same evaluations, or why there is none.
         table1: paper_horizon only: Table 1's max average return, ours and the authors'.
-        sampled: whether the permutation test sampled its relabellings (too many to list).
     """
 
     ours: np.ndarray
@@ -104,7 +98,6 @@ class Outcome:
     at_end: Welch
     bias: dict[str, Welch | str] = field(default_factory=dict)
     table1: tuple[float, float] | None = None
-    sampled: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -249,9 +242,9 @@ def statistic(design: Design, side: Side) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------------------------- tests
-def registered_tests(registration: Registration, runs: list[Run], seed: int = 0) -> list[RegisteredTest]:
+def registered_tests(registration: Registration, runs: list[Run]) -> list[RegisteredTest]:
     """Every registered comparison with at least one of its registered runs among ``runs``, judged as the file
-    registers it (none without such runs); ``seed`` seeds the sampled permutation tests.
+    registers it (none without such runs).
 
     Raises:
         PreregistrationError: the file lacks a key a comparison needs.
@@ -263,13 +256,12 @@ def registered_tests(registration: Registration, runs: list[Run], seed: int = 0)
         if not (ours.runs or other.runs):
             continue
         complete = not design.pending and not ours.missing and not other.missing
-        found.append(RegisteredTest(design, ours, other, outcome(design, ours, other, seed) if complete else None))
+        found.append(RegisteredTest(design, ours, other, outcome(design, ours, other) if complete else None))
     return _holm(found, {(design.section, design.env_id) for design in registered if design.not_run})
 
 
-def outcome(design: Design, ours: Side, other: Side, seed: int = 0) -> Outcome:
-    """The numbers of a comparison whose registered runs are all complete (``seed``: the sampled permutation
-    test's)."""
+def outcome(design: Design, ours: Side, other: Side) -> Outcome:
+    """The numbers of a comparison whose registered runs are all complete."""
     x, steps = statistic(design, ours)
     levels = (design.alpha, 1 - design.alpha)  # TOST's 1 - 2α interval; the difference test's 1 - α interval
     if design.section == "paper_horizon":
@@ -285,9 +277,8 @@ def outcome(design: Design, ours: Side, other: Side, seed: int = 0) -> Outcome:
     test = welch(x, y, *levels)
     tested = tost(test, Bound(design.bound, design.bound_origin, registered_test=True), design.mdd)
     bias = _bias(design, ours, other) if design.section == "bf16" else {}
-    sampled = math.comb(len(x) + len(y), len(x)) > EXACT_RELABELLINGS
-    permutation = sampled_permutation_test(x, y, PERMUTATION_DRAWS, seed) if sampled else permutation_test(x, y)
-    return Outcome(x, y, steps, test, tested, permutation, warmup_in, at_end, bias, table1, sampled)
+    permutation = mean_difference_permutation_test(x, y)
+    return Outcome(x, y, steps, test, tested, permutation, warmup_in, at_end, bias, table1)
 
 
 def _warmup_in(side: Side, last: int) -> np.ndarray:

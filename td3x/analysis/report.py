@@ -138,7 +138,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
         power = None if settings.preregistration is None else load_power(settings.preregistration)
         registration = None if settings.preregistration is None else read_registration(settings.preregistration)
-        registered = [] if registration is None else registered_tests(registration, runs, settings.seed)
+        registered = [] if registration is None else registered_tests(registration, runs)
         registered_study = None if registration is None else judge_registered(runs, registration)
     except ValueError as error:
         raise ReportError(str(error)) from error

@@ -1,6 +1,7 @@
 """Comparisons of one group of seeds with another: of their means, for the fidelity and peer sections (Welch's
 two-sample test with its 95% interval of the difference and how far its 90% interval reaches, the exact
-permutation test of the pooled seeds on Welch's t, and Holm's adjustment of a family of p-values); and of their
+permutation test of the pooled seeds on Welch's t, the pre-registered tests' exact permutation test of the
+difference of means, and Holm's adjustment of a family of p-values); and of their
 spreads, for the seed-sources section (the SD's chi-square interval, the F interval of a ratio of SDs, the
 Brown-Forsythe test).
 """
@@ -151,30 +152,68 @@ def permutation_test(x: np.ndarray, y: np.ndarray) -> Permutation:
     return Permutation(float(np.mean(t >= t[0] - tolerance)), float(np.mean(t >= t.max() - tolerance)), len(t))
 
 
-def sampled_permutation_test(x: np.ndarray, y: np.ndarray, draws: int, seed: int) -> Permutation:
-    """The two-sided permutation test of mean(x) = mean(y) on Welch's t over ``draws`` random relabellings of the
-    pooled values (numpy ``default_rng(seed)``), where the exact test's C(n + m, n) are too many to list (C(30, 15)
-    is 155 million): p = (1 + the relabellings with |t| at least the observed) / (1 + draws), a valid p at any
-    number of draws (Phipson & Smyth, 2010), never below its ``smallest``, 1 / (1 + draws). NaN p below 2 values a
-    side or when the observed t is undefined.
+MAX_POOLED = 40  # the exact difference-of-means test enumerates 2^20 subsets of each half of the pooled values
+
+
+def mean_difference_permutation_test(x: np.ndarray, y: np.ndarray) -> Permutation:
+    """The exact two-sided permutation test of mean(x) = mean(y) on the difference of means, over all C(n + m, n)
+    relabellings of the pooled values (NaN p below 2 values a side).
+
+    The relabellings are counted, not listed: a relabelling's difference of means is s·(1/n + 1/m) − total/m, a
+    function of the sum s of the values it puts in the first group, and the sums of every n-subset are those of a
+    k-subset of the pooled values' first half plus an (n − k)-subset of the second (meet in the middle): C(40, 20),
+    138 billion relabellings, are counted from two halves of 2^20 subsets each.
 
     Args:
-        x: the first sample (ours).
-        y: the second sample (the reference's).
-        draws: the random relabellings.
-        seed: seeds them, so the same values give the same p.
+        x: the first sample (ours), n values.
+        y: the second sample (the other side's), m values, n + m at most MAX_POOLED.
     """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     n, m = len(x), len(y)
-    observed = float(np.abs(welch_t(x, y))) if n > 1 and m > 1 else math.nan
-    if not np.isfinite(observed):
-        return Permutation(math.nan, math.nan, draws)
+    if n + m > MAX_POOLED:
+        raise ValueError(f"the exact permutation test takes at most {MAX_POOLED} pooled values, not {n + m}")
+    total = math.comb(n + m, n)
+    if n < 2 or m < 2:
+        return Permutation(math.nan, math.nan, total)
     pooled = np.concatenate([x, y])
-    order = np.random.default_rng(seed).permuted(np.tile(np.arange(n + m), (draws, 1)), axis=1)
-    t = np.abs(welch_t(pooled[order[:, :n]], pooled[order[:, n:]]))
-    t = np.where(np.isfinite(t), t, np.inf)  # a labelling without spread: as extreme as a t can be
-    extreme = int(np.sum(t >= observed - 1e-9 * observed))  # ties in exact arithmetic stay ties in floating point
-    return Permutation((1 + extreme) / (1 + draws), 1 / (1 + draws), draws)
+    scale = 1 / n + 1 / m  # difference = sum_x * scale - pooled.sum() / m
+    offset = pooled.sum() / m
+    tolerance = 1e-9 * (np.abs(pooled).max() + 1.0)  # ties in exact arithmetic stay ties in floating point
+    observed = abs(x.sum() * scale - offset)
+    ordered = np.sort(pooled)
+    largest = max(abs(ordered[-n:].sum() * scale - offset), abs(ordered[:n].sum() * scale - offset))
+    halves = (_subset_sums(pooled[: (n + m) // 2]), _subset_sums(pooled[(n + m) // 2 :]))
+
+    def share_as_extreme(difference: float) -> float:
+        if difference <= tolerance:  # every relabelling is at least as far from equal means
+            return 1.0
+        above, below = (offset + difference - tolerance) / scale, (offset - difference + tolerance) / scale
+        return _count_sums_outside(halves, n, below, above) / total
+
+    return Permutation(share_as_extreme(observed), share_as_extreme(largest), total)
+
+
+def _subset_sums(values: np.ndarray) -> dict[int, np.ndarray]:
+    """The sums of every subset of ``values``, sorted, by subset size."""
+    sums, sizes = np.zeros(1), np.zeros(1, dtype=np.int64)
+    for value in values:
+        sums, sizes = np.concatenate([sums, sums + value]), np.concatenate([sizes, sizes + 1])
+    return {size: np.sort(sums[sizes == size]) for size in range(len(values) + 1)}
+
+
+def _count_sums_outside(
+    halves: tuple[dict[int, np.ndarray], dict[int, np.ndarray]], n: int, below: float, above: float
+) -> int:
+    """How many n-subsets of the pooled values sum to at most ``below`` or at least ``above`` (below < above)."""
+    first, second = halves
+    count = 0
+    for k, sums in first.items():
+        rest = second.get(n - k)
+        if rest is None:
+            continue
+        count += int(np.sum(len(rest) - np.searchsorted(rest, above - sums, side="left")))
+        count += int(np.sum(np.searchsorted(rest, below - sums, side="right")))
+    return count
 
 
 def holm(p_values: Iterable[float]) -> np.ndarray:

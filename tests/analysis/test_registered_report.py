@@ -5,6 +5,7 @@ reading registered.csv back."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from td3x.analysis.paper import authors_curves, authors_statistic
 from td3x.analysis.registered import RegisteredTest, registered_tests
 from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import find_runs
-from td3x.analysis.two_sample import permutation_test, sampled_permutation_test
+from td3x.analysis.two_sample import MAX_POOLED, mean_difference_permutation_test
 from td3x.commands.report import main
 
 CHEETAH = "HalfCheetah-v5"
@@ -81,7 +82,7 @@ def test_the_committed_file_on_its_registered_runs(tmp_path: Path) -> None:
     assert bf16.outcome is not None and len(bf16.outcome.ours) == len(bf16.outcome.other) == 10
     assert (bf16.design.bound, bf16.design.mdd, bf16.outcome.tost.p < 0.001) == (645, 427.04, True)
     assert bf16.decision == "no verdict yet: the family's Walker2d-v5 not complete"
-    assert bf16.outcome.sampled and bf16.outcome.permutation.relabellings == 100_000  # C(20, 10) = 184756 to list
+    assert bf16.outcome.permutation.relabellings == 184_756  # C(20, 10), counted exactly
     peer = found["peer", CHEETAH]
     assert peer.decision == "incomplete: 10 of 24 runs" and peer.other.missing == tuple(range(2000, 2014))
     horizon = found["paper_horizon", CHEETAH]
@@ -89,18 +90,36 @@ def test_the_committed_file_on_its_registered_runs(tmp_path: Path) -> None:
     assert len(horizon.outcome.steps) == 10 and horizon.design.mdd == 1510.17
 
 
-def test_the_sampled_permutation_test_agrees_with_the_exact_one() -> None:
-    """5 against 10 values (C(15, 5) = 3003 relabellings, listed by the exact test): 20000 sampled relabellings give
-    the exact p within 0.01 (its Monte Carlo SE is at most 0.0036), never below 1 / 20001, and the same p again
-    with the same seed; an observed t of 0 (equal means) gives p = 1."""
-    x = np.array([0.3, 1.1, 2.0, 2.4, 3.1])
-    y = np.array([-0.8, -0.2, 0.1, 0.4, 0.9, 1.3, 0.0, -1.1, 0.6, 0.2])
-    exact = permutation_test(x, y)
-    sampled = sampled_permutation_test(x, y, 20_000, seed=3)
-    assert exact.relabellings == 3003 and 0.005 < exact.p < 0.2
-    assert sampled.p == pytest.approx(exact.p, abs=0.01) and sampled.smallest == 1 / 20_001
-    assert sampled_permutation_test(x, y, 20_000, seed=3) == sampled
-    assert sampled_permutation_test(x, x, 1000, seed=0).p == 1.0
+def listed_permutation_test(x: list[float], y: list[float]) -> tuple[float, float]:
+    """The registered permutation test by listing every relabelling: its p and smallest possible p."""
+    pooled, n = np.array(x + y), len(x)
+    differences = []
+    for chosen in itertools.combinations(range(len(pooled)), n):
+        first = np.zeros(len(pooled), dtype=bool)
+        first[list(chosen)] = True
+        differences.append(abs(pooled[first].mean() - pooled[~first].mean()))
+    found, tolerance = np.array(differences), 1e-9 * (np.abs(pooled).max() + 1)
+    observed = abs(np.mean(x) - np.mean(y))
+    return float(np.mean(found >= observed - tolerance)), float(np.mean(found >= found.max() - tolerance))
+
+
+def test_the_registered_permutation_test_counts_every_relabelling_of_the_difference_of_means() -> None:
+    """By hand: 0, 1 against 2, 3 has 6 relabellings whose differences of means are -2, -1, 0, 0, 1, 2, so p = 2/6.
+    Against listing every relabelling (ties included, sizes 2 to 7): the same p and smallest p. Equal means: p = 1.
+    10 against 14 (C(24, 10) = 1961256 relabellings) counts in milliseconds; more than MAX_POOLED values are refused."""
+    by_hand = mean_difference_permutation_test(np.array([0.0, 1.0]), np.array([2.0, 3.0]))
+    assert (by_hand.p, by_hand.smallest, by_hand.relabellings) == (pytest.approx(1 / 3), pytest.approx(1 / 3), 6)
+    rng = np.random.default_rng(0)
+    for n, m, decimals in [(2, 7, 0), (3, 5, 1), (5, 5, 0), (7, 2, 2), (4, 6, 1)]:
+        x, y = list(rng.normal(0, 2, n).round(decimals)), list(rng.normal(1, 2, m).round(decimals))
+        counted = mean_difference_permutation_test(np.array(x), np.array(y))
+        assert (counted.p, counted.smallest) == pytest.approx(listed_permutation_test(x, y), abs=1e-12), (x, y)
+    assert mean_difference_permutation_test(np.array([1.0, 3.0]), np.array([2.0, 2.0, 2.0])).p == 1.0
+    shifted = mean_difference_permutation_test(rng.normal(10, 1, 10), rng.normal(0, 1, 14))
+    assert shifted.relabellings == 1_961_256 and shifted.p == shifted.smallest == 1 / 1_961_256  # only itself
+    assert np.isnan(mean_difference_permutation_test(np.ones(1), np.arange(3.0)).p)  # one value a side: no test
+    with pytest.raises(ValueError, match=f"at most {MAX_POOLED} pooled values"):
+        mean_difference_permutation_test(np.zeros(MAX_POOLED), np.zeros(1))
 
 
 @pytest.mark.slow
