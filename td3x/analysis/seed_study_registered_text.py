@@ -51,7 +51,8 @@ def _design_text(study: RegisteredStudy) -> str:
     design = study.design
     n, low, high = design.runs, *design.bound
     seeds = ", ".join(f"{name} {first}..{first + n - 1}" for name, first in design.conditions.items())
-    window = ", ".join(map(str, study.window_steps)) or f"after env.random_steps up to {design.steps}"
+    steps = ", ".join(map(str, study.window_steps))
+    window = f"at {steps}" if steps else f"after env.random_steps up to {design.steps}"
     family = ", ".join(design.family)
     return (
         "**Registered seed study.** As the pre-registration file registers it (section `seed_study`): does one "
@@ -59,7 +60,7 @@ def _design_text(study: RegisteredStudy) -> str:
         f"{design.env_id}, agent=td3_paper, {design.steps} steps, {n} runs per condition trained side by side in "
         f"one process, runs {seeds}: all_vary varies every source with the run's seed, a source condition only its "
         "source, the other sources pinned to its first seed. Per run: its mean evaluation return over the "
-        f"evaluations at {window} (after the warm-up). The test: Brown-Forsythe TOST of the SD ratio (source over "
+        f"evaluations {window} (after the warm-up). The test: Brown-Forsythe TOST of the SD ratio (source over "
         f"all_vary) within [{low:g}, {high:g}], two one-sided Welch t-tests of the runs' absolute deviations from "
         f"their condition's median, the source's against {high:g} × and {low:g} × all_vary's; its p (the larger "
         f"one-sided p) is Holm-adjusted over the family ({family}), and the verdict is the registered one: "
