@@ -27,7 +27,7 @@ from scipy import stats
 from td3x.analysis.power import mdd
 from td3x.analysis.registration import REGISTERED_PEER_FIRST_SEED, read_registration
 from td3x.analysis.tables import number, p_text
-from td3x.analysis.two_sample import ALPHA, Permutation, Welch
+from td3x.analysis.two_sample import ALPHA, MAX_LISTED, Permutation, Welch
 
 POWER = 0.8  # the power of every MDD
 DEFAULT_FRACTION = 0.2  # the bound without a pre-registration file: 0.2 × the reference's mean
@@ -208,7 +208,8 @@ def interval_text(result: Tost) -> str:
 def permutation_text(result: Permutation, level: float) -> str:
     """``p (smallest)``, marked ``never < level`` where no labelling could reject at ``level``."""
     if not np.isfinite(result.p):
-        return "n/a"
+        too_many = result.relabellings > MAX_LISTED
+        return f"n/a: {result.relabellings} relabellings, too many to list" if too_many else "n/a"
     never = f"; never < {level:.3g}" if result.smallest >= level else ""
     return f"{p_text(result.p)} ({p_text(result.smallest)}{never})"
 
@@ -277,7 +278,8 @@ def columns_text(reference: str, mdd_design: str) -> str:
         "difference is likely missed, so a non-rejection says little where the MDD is large. *90% CI reaches*: "
         "the largest |end| of the 90% interval, a summary of this draw, not a bound fixed in advance. "
         "*permutation p (smallest possible)*: the exact two-sided permutation test on Welch's t over every "
-        "relabelling of the pooled seeds, valid without normality, and the smallest p those labellings can give; "
+        "relabelling of the pooled seeds, valid without normality, and the smallest p those labellings can give "
+        f"(listed up to {MAX_LISTED} relabellings; n/a beyond: too many to list); "
         '"never < x" marks a cell that can never reject at the level it is judged at (Holm\'s first step, α over '
         "the row's envs, for the primary statistic)."
     )

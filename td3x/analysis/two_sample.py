@@ -129,9 +129,14 @@ def welch_t(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.asarray((x.mean(axis=-1) - y.mean(axis=-1)) / np.sqrt(vx + vy), dtype=np.float64)
 
 
+MAX_LISTED = 5_000_000  # relabellings the Welch-t permutation test lists (C(25, 10) = 3268760 for 15 against 10)
+_CHUNK = 100_000  # relabellings listed at a time: memory stays in the tens of MB
+
+
 def permutation_test(x: np.ndarray, y: np.ndarray) -> Permutation:
     """The exact two-sided permutation test of mean(x) = mean(y) on Welch's t over all C(n + m, n) relabellings of
-    the pooled values (NaN p below 2 values a side or when the observed t is undefined).
+    the pooled values (NaN p below 2 values a side, when the observed t is undefined, or when there are more than
+    MAX_LISTED relabellings to list: 32 seeds against 10 have 1.5 billion).
 
     Args:
         x: the first sample (ours).
@@ -141,15 +146,34 @@ def permutation_test(x: np.ndarray, y: np.ndarray) -> Permutation:
     n, m = len(x), len(y)
     if n < 2 or m < 2:
         return Permutation(float("nan"), float("nan"), 0)
+    total = math.comb(n + m, n)
+    if total > MAX_LISTED:
+        return Permutation(float("nan"), float("nan"), total)
     pooled = np.concatenate([x, y])
-    first = np.array(list(itertools.combinations(range(n + m), n)))
-    rest = np.array([np.setdiff1d(np.arange(n + m), chosen) for chosen in first])
-    t = np.abs(welch_t(pooled[first], pooled[rest]))  # the observed labelling is the first: range(n)
+    labellings = itertools.combinations(range(n + m), n)  # the observed labelling is the first: range(n)
+    t = np.concatenate([np.abs(_relabelled_t(pooled, chunk)) for chunk in _chunks(labellings, n, total)])
     if not np.isfinite(t[0]):
         return Permutation(float("nan"), float("nan"), len(t))
     tolerance = 1e-9 * np.max(t[np.isfinite(t)])  # ties in exact arithmetic stay ties in floating point
     t = np.where(np.isfinite(t), t, np.inf)  # a labelling without spread: as extreme as a t can be
     return Permutation(float(np.mean(t >= t[0] - tolerance)), float(np.mean(t >= t.max() - tolerance)), len(t))
+
+
+def _chunks(labellings: Iterable[tuple[int, ...]], n: int, total: int) -> Iterable[np.ndarray]:
+    """The first groups' indices, _CHUNK relabellings (rows) at a time."""
+    iterator = iter(labellings)
+    for start in range(0, total, _CHUNK):
+        rows = min(_CHUNK, total - start)
+        flat = itertools.chain.from_iterable(itertools.islice(iterator, rows))
+        yield np.fromiter(flat, dtype=np.int64, count=rows * n).reshape(rows, n)
+
+
+def _relabelled_t(pooled: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Welch's t of each row's first group (``first``'s indices) against the rest of ``pooled``."""
+    rest_mask = np.ones((len(first), len(pooled)), dtype=bool)
+    rest_mask[np.arange(len(first))[:, None], first] = False
+    rest = np.broadcast_to(pooled, rest_mask.shape)[rest_mask].reshape(len(first), -1)  # in index order
+    return welch_t(pooled[first], rest)
 
 
 MAX_POOLED = 40  # the exact difference-of-means test enumerates 2^20 subsets of each half of the pooled values

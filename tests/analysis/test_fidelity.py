@@ -4,6 +4,7 @@ difference, and its outcomes on the committed runs of docs/results (TOST at a bo
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,11 @@ from helpers.report_runs import write_run
 from scipy import stats
 
 from td3x.analysis import Settings, build_report
+from td3x.analysis.equivalence import permutation_text
 from td3x.analysis.fidelity import per_seed_statistics
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
 from td3x.analysis.peer import PEER_ROW, peer_comparisons
-from td3x.analysis.two_sample import compare, holm, permutation_test, welch
+from td3x.analysis.two_sample import MAX_LISTED, compare, holm, permutation_test, welch
 
 # ---------------------------------------------------------------------------------------------------- the fidelity test
 T_975_DF4, T_95_DF4 = 2.776445, 2.131847  # Student-t quantiles with 4 degrees of freedom, from any table
@@ -67,6 +69,17 @@ def test_the_exact_permutation_test_by_hand() -> None:
     top = permutation_test(np.array([5.0, 6.0, 7.0]), np.arange(5.0))
     assert (top.relabellings, top.p, top.smallest) == (56, pytest.approx(2 / 56), pytest.approx(2 / 56))
     assert np.isnan(permutation_test(np.ones(1), np.arange(3.0)).p)  # one value a side: no test
+
+
+def test_the_permutation_test_lists_in_chunks_and_refuses_more_than_it_can_list() -> None:
+    """10 against 10 of 0..19, the top ten ours: C(20, 10) = 184756 relabellings, listed in two chunks; the mirror
+    labelling (the bottom ten ours) has the same |t|, so p = 2/184756, the smallest possible. 32 seeds against 10
+    (1.5 billion) are not listed: n/a, with the count, in the table."""
+    top = permutation_test(np.arange(10.0, 20.0), np.arange(10.0))
+    assert (top.relabellings, top.p, top.smallest) == (184756, pytest.approx(2 / 184756), pytest.approx(2 / 184756))
+    many = permutation_test(np.arange(32.0), np.arange(10.0))
+    assert np.isnan(many.p) and many.relabellings == math.comb(42, 10) > MAX_LISTED
+    assert permutation_text(many, 0.05) == f"n/a: {math.comb(42, 10)} relabellings, too many to list"
 
 
 def test_the_statistics_are_the_mean_over_5k_to_t_the_return_at_t_and_the_mean_after_the_warm_up() -> None:
