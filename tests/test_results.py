@@ -244,8 +244,9 @@ def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_
         pytest.skip("needs the repository's full git history")
     assert descends(added, added) and not descends(f"{added}~1", added)  # the check rejects the commit before it
     for run in judged_runs():
-        commit = run.recorded("git_commit")
-        assert commit is not None and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
+        for sitting in run.sittings:  # each sitting of a resumed run, too
+            commit = sitting.get("git_commit")
+            assert commit and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
 
 
 def test_the_seed_study_is_committed_complete_each_condition_varying_its_source_only() -> None:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from td3x.analysis import tables
 from td3x.analysis.cells import Cell, Grid
-from td3x.analysis.runs import NOT_RECORDED, Run, distinct
+from td3x.analysis.runs import IN_TURN, NOT_RECORDED, Run, distinct
 from td3x.rundir.layout import process_dir
 
 MIXED = "MIXED:"  # a cell whose runs ran on different CPU capabilities or run.numerics modes
@@ -67,10 +67,11 @@ def _cpu(run: Run) -> str | None:
 
 def capability_text(runs: tuple[Run, ...]) -> str:
     """The fp32 kernels the runs recorded (:attr:`Run.kernels`); ``MIXED`` marks a cell whose runs came from
-    different capabilities or numerics modes (their numbers are not bit-comparable)."""
+    different capabilities or numerics modes, or a run resumed on others (their numbers are not bit-comparable)."""
     found = distinct(run.kernels for run in runs)
-    text = ", ".join(found)
-    return f"{MIXED} {text}" if len([value for value in found if value != NOT_RECORDED]) > 1 else text
+    recorded = [value for value in found if value != NOT_RECORDED]
+    mixed = len(recorded) > 1 or any(IN_TURN in value for value in recorded)
+    return f"{MIXED} {', '.join(found)}" if mixed else ", ".join(found)
 
 
 def compute_frame(grid: Grid) -> pd.DataFrame:

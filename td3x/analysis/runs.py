@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from td3x.host.provenance import EARLIER
+from td3x.host.provenance import kernels as sitting_kernels
 from td3x.rundir.layout import (
     CONFIG_FILE,
     EVAL_FILE,
@@ -32,6 +34,18 @@ log = logging.getLogger(__name__)
 
 NOT_RECORDED = "not recorded"  # what a table shows for a provenance fact a run lacks (no file, or an older td3x)
 COMMIT_DIGITS = 7  # git's short form
+IN_TURN = " → "  # between the values of a resumed run's sittings when they differ
+
+
+def _short_commit(sitting: dict[str, Any]) -> str | None:
+    commit = sitting.get("git_commit")
+    return str(commit)[:COMMIT_DIGITS] + ("+dirty" if sitting.get("git_dirty") else "") if commit else None
+
+
+def _in_turn(values: list[str | None]) -> str | None:
+    """Each sitting's value once, in turn (``a → b``); None when a sitting recorded none."""
+    known = [value for value in values if value is not None]
+    return IN_TURN.join(dict.fromkeys(known)) if known and len(known) == len(values) else None
 
 
 def distinct(values: Iterable[str | None]) -> list[str]:
@@ -73,25 +87,30 @@ class Run:
         return int(self.config["seed"])
 
     def recorded(self, key: str) -> str | None:
-        """``provenance.json``'s ``key`` as text; None when the run has no such file or the file lacks the key."""
+        """``provenance.json``'s ``key`` as text (its last sitting's); None when the run has no such file or the file
+        lacks the key."""
         value = (self.provenance or {}).get(key)
         return None if value is None or value == "" else str(value)
 
     @property
+    def sittings(self) -> list[dict[str, Any]]:
+        """The provenance of each sitting that trained the run, oldest first (one unless it was resumed; none
+        without the file)."""
+        if self.provenance is None:
+            return []
+        return [*self.provenance.get(EARLIER, []), self.provenance]
+
+    @property
     def commit(self) -> str | None:
-        """The code commit that trained the run (COMMIT_DIGITS long), ``+dirty`` when it had uncommitted changes."""
-        commit = self.recorded("git_commit")
-        if commit is None:
-            return None
-        return commit[:COMMIT_DIGITS] + ("+dirty" if (self.provenance or {}).get("git_dirty") else "")
+        """The code commit that trained the run (COMMIT_DIGITS long, ``+dirty`` with uncommitted changes); a run
+        resumed at other commits lists each in turn (``a → b``)."""
+        return _in_turn([_short_commit(sitting) for sitting in self.sittings])
 
     @property
     def kernels(self) -> str | None:
-        """The fp32 kernels the run recorded: ``portable`` (``run.numerics``: meant to give the same bits on any
-        x86-64 CPU), else the CPU capability torch ran (``AVX512``, ``AVX2``, ...); None when it recorded neither."""
-        if ((self.provenance or {}).get("numerics") or {}).get("mode") == "portable":
-            return "portable"
-        return self.recorded("cpu_capability")
+        """The fp32 kernels the run trained with (:func:`td3x.host.provenance.kernels`); a run resumed on other
+        kernels lists each in turn (``AVX2 → AVX512``: its numbers are no uninterrupted run's)."""
+        return _in_turn([sitting_kernels(sitting) for sitting in self.sittings])
 
     @property
     def num_seeds(self) -> int:

@@ -49,6 +49,25 @@ def collect_provenance() -> dict[str, Any]:
     }
 
 
+EARLIER = "earlier_sittings"  # a resumed run's provenance: the sittings before this one, oldest first
+
+
+def resumed_provenance(earlier: dict[str, Any]) -> dict[str, Any]:
+    """This process's provenance for a run it resumes, keeping the sittings before it (``earlier``: the run's
+    ``provenance.json`` so far) under ``EARLIER``, oldest first: a run resumed on another CPU capability or at
+    another commit says so, instead of naming only its last sitting."""
+    before = [*earlier.get(EARLIER, []), {key: value for key, value in earlier.items() if key != EARLIER}]
+    return {**collect_provenance(), EARLIER: before}
+
+
+def kernels(provenance: dict[str, Any]) -> str | None:
+    """The fp32 kernels a sitting ran: ``portable`` (``run.numerics``: meant to give the same bits on any x86-64
+    CPU), else the CPU capability torch ran (``AVX512``, ``AVX2``, ...); None when it recorded neither."""
+    if (provenance.get("numerics") or {}).get("mode") == "portable":
+        return "portable"
+    return provenance.get("cpu_capability") or None
+
+
 def command_as_typed(argv: list[str]) -> list[str]:
     """The command line without the machine's paths: the program by its name (``td3x-train``), or relative to the
     working dir when started as a file below it (``td3x/commands/train.py``); the arguments as given."""

@@ -29,7 +29,7 @@ from td3x.algo.function_types import EvaluationCallback
 from td3x.config.enums import Device
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
-from td3x.host.provenance import collect_provenance, cpu_flags
+from td3x.host.provenance import collect_provenance, cpu_flags, kernels, resumed_provenance
 from td3x.rundir.layout import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
@@ -37,7 +37,9 @@ from td3x.rundir.layout import (
     METRICS_FILE,
     PROVENANCE_FILE,
     SUMMARY_FILE,
+    RunFileError,
     RunSummary,
+    read_json_mapping,
     seed_range,
     truncate_after,
     write_json_atomic,
@@ -185,6 +187,29 @@ def run(
         return _run_locked(config, run_dir, choices, on_evaluation)
 
 
+def _write_provenance(path: Path, resuming: bool) -> None:
+    """This sitting's provenance.json; a resume keeps the earlier sittings' and warns when the fp32 kernels changed
+    (the run then continues to other numbers than an uninterrupted one)."""
+    earlier = None
+    if resuming and path.is_file():
+        try:
+            earlier = read_json_mapping(path)
+        except RunFileError as error:  # a damaged record of the past never stops the training
+            log.warning("%s; this sitting's provenance.json replaces it", error)
+    if earlier is None:
+        write_json_atomic(path, collect_provenance())
+        return
+    provenance = resumed_provenance(earlier)
+    if kernels(provenance) != kernels(earlier):
+        log.warning(
+            "%s: resumed on fp32 kernels %s after %s: from here its numbers differ from an uninterrupted run's",
+            path.parent,
+            kernels(provenance),
+            kernels(earlier),
+        )
+    write_json_atomic(path, provenance)
+
+
 def _run_locked(
     config: TrainConfig, run_dir: Path, choices: dict[str, str] | None, on_evaluation: EvaluationCallback | None
 ) -> dict[str, Any]:
@@ -207,7 +232,7 @@ def _run_locked(
         (seed.run_dir / CONFIG_FILE).write_text(
             yaml.safe_dump(recorded_config(seed.config, choices or {}), sort_keys=False)
         )
-        write_json_atomic(seed.run_dir / PROVENANCE_FILE, collect_provenance())
+        _write_provenance(seed.run_dir / PROVENANCE_FILE, resuming=decision.action == "resume")
     try:
         if decision.action == "resume":
             trainer.restore(decision.parts)

@@ -116,6 +116,28 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again_cleanly(
     assert_same_run(tmp_path / "stopped", tmp_path / "straight")
 
 
+def test_a_resume_keeps_the_earlier_sitting_s_provenance_and_warns_when_the_kernels_changed(
+    make_config: MakeConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Stopped at step 330, its provenance.json edited as if that sitting had run on other kernels, then resumed
+    here: the file names both sittings, oldest first, and the resume says the numbers now differ from an
+    uninterrupted run's."""
+    run_dir = tmp_path / "run"
+    signal_at(monkeypatch, STOP_STEP)
+    with pytest.raises(RunInterrupted):
+        run(make_config(*SHORT), run_dir)
+    monkeypatch.undo()
+    path = run_dir / "provenance.json"
+    elsewhere = {**json.loads(path.read_text()), "cpu_capability": "SOMEWHERE_ELSE"}
+    path.write_text(json.dumps(elsewhere))
+    with caplog.at_level("WARNING", logger="td3x.training.run"):
+        run(make_config(*SHORT), run_dir)
+    here = torch.backends.cpu.get_cpu_capability()
+    provenance = json.loads(path.read_text())
+    assert provenance["earlier_sittings"] == [elsewhere] and provenance["cpu_capability"] == here
+    assert f"resumed on fp32 kernels {here} after SOMEWHERE_ELSE" in caplog.text
+
+
 @pytest.fixture
 def trainer(make_config: MakeConfig, tmp_path: Path) -> Iterator[Trainer]:
     built = Trainer(make_config(*SHORT), tmp_path)
