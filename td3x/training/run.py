@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,6 +131,20 @@ def stop_after_checkpoint(trainer: Trainer) -> Iterator[None]:
 
 # SIGTERM/SIGINT after a checkpoint; SystemExit is submitit's exit after it requeued a preempted job
 INTERRUPTIONS = (RunInterrupted, KeyboardInterrupt, SystemExit)
+SUBMITIT_REQUEUE_EXIT = -1  # the status submitit's handler exits with after it requeued the job
+
+
+def requeue_cut_short(error: BaseException) -> bool:
+    """Whether ``error`` is submitit's ``scontrol requeue`` stopped by the job kill that the requeue itself sets off.
+
+    On a preemption signal submitit runs ``scontrol requeue <job>``; SLURM then sends SIGTERM to every process of the
+    job, scontrol included, and on a busy node that can arrive before scontrol exits. The job is requeued all the
+    same, yet submitit raises ``CalledProcessError`` and would record it as the job's failed result."""
+    return (
+        isinstance(error, subprocess.CalledProcessError)
+        and list(error.cmd[:2]) == ["scontrol", "requeue"]
+        and error.returncode == -signal.SIGTERM
+    )
 
 
 def _prepare_run_dirs(seeds: list[ProcessSeed], decision: Plan) -> None:
@@ -243,6 +258,10 @@ def _run_locked(
         trainer.close("running", interrupted=f"{type(error).__name__}: {error}")
         raise
     except BaseException as error:
+        if requeue_cut_short(error):  # requeued: resumable, and the job must not report a failure to its launcher
+            log.warning("%s: SLURM stopped `scontrol requeue` while it requeued the job: stopping to resume", run_dir)
+            trainer.close("running", interrupted=f"requeued by SLURM ({error})")
+            raise SystemExit(SUBMITIT_REQUEUE_EXIT) from error
         with contextlib.suppress(OSError):  # a full disk may refuse the summary too; the original error matters
             trainer.close("failed", failure=f"{type(error).__name__}: {error}")
         raise

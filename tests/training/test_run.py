@@ -19,11 +19,13 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from subprocess import CalledProcessError
 
 import numpy as np
 import pytest
 import torch
 from helpers.run_files import assert_same_run, signal_at, without_timing
+from submitit.slurm.slurm import SlurmJobEnvironment
 
 from td3x.config.hydra import CONF_DIR
 from td3x.config.schema import TrainConfig
@@ -96,6 +98,56 @@ def test_sigint_twice_stops_at_once_and_resumes_from_the_last_checkpoint(
     assert checkpoint.load(tmp_path / "stopped" / CHECKPOINT_FILE)["counters"]["step"] == 200
     stopped = summary(tmp_path / "stopped")
     assert stopped["status"] == "running" and str(stopped["interrupted"]).startswith("KeyboardInterrupt")
+    run(config, tmp_path / "stopped")
+    assert_same_run(tmp_path / "stopped", tmp_path / "straight")
+
+
+@pytest.mark.parametrize(
+    ("scontrol_body", "stopped_as"),
+    [
+        ("kill -TERM $$", SystemExit),
+        ("echo 'scontrol: error: Invalid job id' >&2; exit 1", CalledProcessError),
+    ],
+    ids=["stopped_by_its_own_requeue", "refused"],
+)
+@pytest.mark.slow
+def test_a_requeue_whose_scontrol_slurm_stops_leaves_the_run_resumable_not_failed(
+    scontrol_body: str,
+    stopped_as: type[BaseException],
+    make_config: MakeConfig,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """submitit's own requeue code at step 330, with an ``scontrol`` that dies of SIGTERM as SLURM's scontrol does
+    when the kill of the job it just requeued reaches it before it exits: the run stops as after submitit's own exit
+    (SystemExit, so the job reports no failure), resumable, and resumes to the uninterrupted run's end. An scontrol
+    that refuses (exit 1) is a failure, as before."""
+    config = make_config(*SHORT)
+    run(config, tmp_path / "straight")
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "scontrol").write_text(f"#!/bin/sh\n{scontrol_body}\n")
+    (fake_bin / "scontrol").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "31")
+    collect = Trainer._collect
+
+    def collect_then_requeue(trainer: Trainer) -> bool:
+        episode_over = collect(trainer)
+        if trainer.step == STOP_STEP:
+            SlurmJobEnvironment()._requeue(countdown=3)  # what submitit's preemption handler runs
+        return episode_over
+
+    monkeypatch.setattr(Trainer, "_collect", collect_then_requeue)
+    with pytest.raises(stopped_as) as stopped:
+        run(config, tmp_path / "stopped")
+    monkeypatch.undo()
+    if stopped_as is CalledProcessError:
+        assert summary(tmp_path / "stopped")["status"] == "failed"
+        return
+    assert stopped.value.code == -1  # submitit's exit status after a requeue
+    assert summary(tmp_path / "stopped")["status"] == "running"
+    assert str(summary(tmp_path / "stopped")["interrupted"]).startswith("requeued by SLURM")
     run(config, tmp_path / "stopped")
     assert_same_run(tmp_path / "stopped", tmp_path / "straight")
 
