@@ -194,6 +194,8 @@ def run(
         TrainingError: a non-finite loss or parameter; the logs and the last good checkpoint are kept.
         RunInterrupted: SIGTERM/SIGINT; a checkpoint was written first.
         NumericsError: ``run.numerics`` cannot take effect in this process (it computed under the other mode).
+        SystemExit: under submitit, SLURM stopped the job's ``scontrol requeue`` (:func:`requeue_cut_short`); the
+            job was requeued and resumes.
     """
     run_dir = Path(run_dir)
     refuse_unrunnable(config)
@@ -202,9 +204,9 @@ def run(
         return _run_locked(config, run_dir, choices, on_evaluation)
 
 
-def _write_provenance(path: Path, resuming: bool) -> None:
-    """This sitting's provenance.json; a resume keeps the earlier sittings' and warns when the fp32 kernels changed
-    (the run then continues to other numbers than an uninterrupted one)."""
+def _write_provenance(path: Path, resuming: bool) -> tuple[str, str] | None:
+    """This sitting's provenance.json; a resume keeps the earlier sittings'. Returns (earlier, now) fp32 kernels when
+    they changed (the run then continues to other numbers than an uninterrupted one), else None."""
     earlier = None
     if resuming and path.is_file():
         try:
@@ -213,16 +215,24 @@ def _write_provenance(path: Path, resuming: bool) -> None:
             log.warning("%s; this sitting's provenance.json replaces it", error)
     if earlier is None:
         write_json_atomic(path, collect_provenance())
-        return
+        return None
     provenance = resumed_provenance(earlier)
-    if kernels(provenance) != kernels(earlier):
-        log.warning(
-            "%s: resumed on fp32 kernels %s after %s: from here its numbers differ from an uninterrupted run's",
-            path.parent,
-            kernels(provenance),
-            kernels(earlier),
-        )
     write_json_atomic(path, provenance)
+    return None if kernels(provenance) == kernels(earlier) else (kernels(earlier), kernels(provenance))
+
+
+def _warn_of_kernel_changes(run_dir: Path, changes: list[tuple[str, str] | None]) -> None:
+    """One line per distinct change, however many of the process's seeds it concerns."""
+    for before, now in sorted({change for change in changes if change is not None}):
+        seeds = sum(change == (before, now) for change in changes)
+        which = "" if len(changes) == 1 else f" ({seeds} of its {len(changes)} seeds)"
+        log.warning(
+            "%s%s: resumed on fp32 kernels %s after %s: from here its numbers differ from an uninterrupted run's",
+            run_dir,
+            which,
+            now,
+            before,
+        )
 
 
 def _run_locked(
@@ -243,11 +253,13 @@ def _run_locked(
     saved_seeds = decision.parts.get("seeds", [])
     wandb_run_ids = [seed["wandb_run_id"] for seed in saved_seeds] or None
     trainer = Trainer(config, run_dir, choices, wandb_run_ids, on_evaluation, seeds)
+    kernel_changes = []
     for seed in seeds:
         (seed.run_dir / CONFIG_FILE).write_text(
             yaml.safe_dump(recorded_config(seed.config, choices or {}), sort_keys=False)
         )
-        _write_provenance(seed.run_dir / PROVENANCE_FILE, resuming=decision.action == "resume")
+        kernel_changes.append(_write_provenance(seed.run_dir / PROVENANCE_FILE, resuming=decision.action == "resume"))
+    _warn_of_kernel_changes(run_dir, kernel_changes)
     try:
         if decision.action == "resume":
             trainer.restore(decision.parts)

@@ -168,26 +168,31 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again_cleanly(
     assert_same_run(tmp_path / "stopped", tmp_path / "straight")
 
 
-def test_a_resume_keeps_the_earlier_sitting_s_provenance_and_warns_when_the_kernels_changed(
+def test_a_resume_keeps_the_earlier_sitting_s_provenance_and_warns_once_when_the_kernels_changed(
     make_config: MakeConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Stopped at step 330, its provenance.json edited as if that sitting had run on other kernels, then resumed
-    here: the file names both sittings, oldest first, and the resume says the numbers now differ from an
-    uninterrupted run's."""
+    """Three seeds in one process stopped at step 330, two seeds' provenance.json edited as if that sitting had run on
+    other kernels, then resumed here: each file names its sittings, oldest first, and the resume says once, for the
+    two seeds, that their numbers now differ from an uninterrupted run's."""
     run_dir = tmp_path / "run"
+    config = make_config(*SHORT, "run.num_seeds=3")
     signal_at(monkeypatch, STOP_STEP)
     with pytest.raises(RunInterrupted):
-        run(make_config(*SHORT), run_dir)
+        run(config, run_dir)
     monkeypatch.undo()
-    path = run_dir / "provenance.json"
-    elsewhere = {**json.loads(path.read_text()), "cpu_capability": "SOMEWHERE_ELSE"}
-    path.write_text(json.dumps(elsewhere))
+    paths = [run_dir / f"seed_{seed}" / "provenance.json" for seed in (0, 1, 2)]
+    elsewhere = [{**json.loads(path.read_text()), "cpu_capability": "SOMEWHERE_ELSE"} for path in paths[:2]]
+    for path, record in zip(paths, elsewhere, strict=False):
+        path.write_text(json.dumps(record))
+    untouched = json.loads(paths[2].read_text())
     with caplog.at_level("WARNING", logger="td3x.training.run"):
-        run(make_config(*SHORT), run_dir)
+        run(config, run_dir)
     here = torch.backends.cpu.get_cpu_capability()
-    provenance = json.loads(path.read_text())
-    assert provenance["earlier_sittings"] == [elsewhere] and provenance["cpu_capability"] == here
-    assert f"resumed on fp32 kernels {here} after SOMEWHERE_ELSE" in caplog.text
+    provenances = [json.loads(path.read_text()) for path in paths]
+    assert [p["earlier_sittings"] for p in provenances] == [[elsewhere[0]], [elsewhere[1]], [untouched]]
+    assert all(p["cpu_capability"] == here for p in provenances)
+    assert caplog.text.count("resumed on fp32 kernels") == 1
+    assert f"(2 of its 3 seeds): resumed on fp32 kernels {here} after SOMEWHERE_ELSE" in caplog.text
 
 
 @pytest.fixture
