@@ -20,6 +20,19 @@ register_configs()
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``-n`` (``--dist loadgroup``) each worker builds the module-scoped fixtures of the tests it runs: the
+    tests of a module that need one (a trained sweep, a study) share a worker, so that it is built once. A test
+    already in a group keeps it."""
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if fixtures is None or item.get_closest_marker("xdist_group"):
+            continue
+        if any(defs[-1].scope == "module" for defs in fixtures.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(f"module fixtures of {item.module.__name__}"))
+
+
 @pytest.fixture
 def compose_cfg() -> Iterator[Callable[..., DictConfig]]:
     """compose_cfg("env=hopper", ...) -> the DictConfig Hydra composes from conf/train.yaml."""

@@ -204,7 +204,10 @@ def run(
         return _run_locked(config, run_dir, choices, on_evaluation)
 
 
-def _write_provenance(path: Path, resuming: bool) -> tuple[str, str] | None:
+KernelChange = tuple[str | None, str | None]  # (earlier, now) fp32 kernels; None: not recorded
+
+
+def _write_provenance(path: Path, resuming: bool) -> KernelChange | None:
     """This sitting's provenance.json; a resume keeps the earlier sittings'. Returns (earlier, now) fp32 kernels when
     they changed (the run then continues to other numbers than an uninterrupted one), else None."""
     earlier = None
@@ -221,17 +224,17 @@ def _write_provenance(path: Path, resuming: bool) -> tuple[str, str] | None:
     return None if kernels(provenance) == kernels(earlier) else (kernels(earlier), kernels(provenance))
 
 
-def _warn_of_kernel_changes(run_dir: Path, changes: list[tuple[str, str] | None]) -> None:
+def _warn_of_kernel_changes(run_dir: Path, changes: list[KernelChange | None]) -> None:
     """One line per distinct change, however many of the process's seeds it concerns."""
-    for before, now in sorted({change for change in changes if change is not None}):
+    for before, now in sorted({change for change in changes if change is not None}, key=str):
         seeds = sum(change == (before, now) for change in changes)
         which = "" if len(changes) == 1 else f" ({seeds} of its {len(changes)} seeds)"
         log.warning(
             "%s%s: resumed on fp32 kernels %s after %s: from here its numbers differ from an uninterrupted run's",
             run_dir,
             which,
-            now,
-            before,
+            now or "not recorded",
+            before or "not recorded",
         )
 
 
