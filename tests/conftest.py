@@ -30,7 +30,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if fixtures is None or item.get_closest_marker("xdist_group"):
             continue
         if any(defs[-1].scope == "module" for defs in fixtures.name2fixturedefs.values()):
-            item.add_marker(pytest.mark.xdist_group(f"module fixtures of {item.module.__name__}"))
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}.module_fixtures"))
 
 
 @pytest.fixture

@@ -77,6 +77,16 @@ def test_readme_and_ci_run_the_same_test_command() -> None:
     assert 'pip install -e ".[test]" && python -m pytest -n auto\n' in README.read_text()
 
 
+@pytest.mark.xdist_group("suite_check")
+def test_the_ci_command_keeps_its_xdist_groups(request: pytest.FixtureRequest) -> None:
+    """Under that command (``-n``, with ``--dist loadgroup`` from pyproject) a test of an ``xdist_group`` carries its
+    group, so that the SLURM and Ray tests never share the machine and a module's shared fixture is built once. A
+    pytest that undoes it (pytest-xdist#1386: pytest 9.2) fails here instead of silently."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        pytest.skip("not run by pytest-xdist (-n): no groups to keep")
+    assert request.node.nodeid.endswith("@suite_check"), request.node.nodeid
+
+
 def test_the_key_reference_lists_every_leaf_key_of_the_schema() -> None:
     reference = HOOK.config_keys_markdown()
     rows = [line for line in reference.splitlines() if line.startswith("| `")]
