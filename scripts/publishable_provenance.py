@@ -6,7 +6,8 @@ drops the names, makes paths relative (the command as typed, ``run_dir`` relativ
 was started in) and adds ``cpu_flags`` and ``cpu_capability``: those of this machine with ``--this-machine`` (for
 runs trained here), else null (not recorded). Files already in the new form are left as they are. A command given
 absolute paths as arguments (``hydra.sweep.dir=/scratch/me/sweep``) names the machine's folders too: with
-``--started-in DIR``, the working dir the runs were started in, each becomes relative to it (``../sweep``).
+``--started-in DIR``, the working dir the runs were started in, each becomes relative to it (``../sweep``). A
+resumed run's earlier sittings (``earlier_sittings``) are rewritten alike.
 
     python scripts/publishable_provenance.py docs/results/runs
     python scripts/publishable_provenance.py outputs/reference_td3 --this-machine
@@ -63,6 +64,10 @@ def publishable_provenance(
     new.setdefault("cpu_capability", (this_machine or {}).get("cpu_capability"))
     if "platform" in old:
         new["os"] = os_of_platform(old["platform"])
+    if "earlier_sittings" in old:  # a resumed run's earlier records (td3x.host.provenance): each published alike
+        new["earlier_sittings"] = [
+            publishable_provenance(sitting, this_machine, started_in) for sitting in old["earlier_sittings"]
+        ]
     return new
 
 

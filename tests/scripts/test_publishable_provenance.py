@@ -35,6 +35,18 @@ def test_started_in_makes_the_command_s_absolute_paths_relative_and_nothing_else
     assert "0 of 1 run dirs rewritten" in unchanged.stdout
 
 
+def test_a_resumed_run_s_earlier_sittings_are_published_alike(tmp_path: Path) -> None:
+    write_run(tmp_path / "runs" / "seed_3000", COMMAND)
+    path = tmp_path / "runs" / "seed_3000" / "provenance.json"
+    first_sitting = {**json.loads(path.read_text()), "hostname": "node7", "cwd": "/scratch/me/td3x"}
+    path.write_text(json.dumps({**json.loads(path.read_text()), "earlier_sittings": [first_sitting]}))
+    finished = publish(str(tmp_path / "runs"), "--started-in", "/scratch/me/td3x")
+    assert finished.returncode == 0 and "1 of 1 run dirs rewritten" in finished.stdout, finished.stderr
+    (sitting,) = json.loads(path.read_text())["earlier_sittings"]
+    assert sitting["command"] == [*COMMAND[:3], "hydra.sweep.dir=../runs/study", COMMAND[-1]]
+    assert "hostname" not in sitting and "cwd" not in sitting
+
+
 def test_a_relative_started_in_or_a_missing_folder_is_refused_in_one_line(tmp_path: Path) -> None:
     write_run(tmp_path / "runs" / "seed_3000", COMMAND)
     relative = publish(str(tmp_path / "runs"), "--started-in", "td3x")
