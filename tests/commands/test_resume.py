@@ -8,6 +8,7 @@ the hash of every committed run's config is what it was when the run was trained
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -78,11 +79,28 @@ def wait_for_checkpoint(process: subprocess.Popen[bytes], run_dir: Path, extra_s
     time.sleep(extra_seconds)
 
 
-def random_moment(attempt: int, uninterrupted: Path) -> float:
-    """Seconds after the first checkpoint (step 300 of 2400) to kill at: a random share, up to 80%, of the time the
-    uninterrupted run took for the rest. A fixed range of seconds could outlast the whole run on a fast machine."""
-    wall_time_s = float(json.loads((uninterrupted / "summary.json").read_text())["wall_time_s"])
-    return random.Random(attempt).uniform(0.0, 0.8) * wall_time_s * (2400 - 300) / 2400
+def logged_step(run_dir: Path) -> int:
+    """The last env step in the run's metrics.jsonl (one line every 200 steps; a line being written is skipped)."""
+    path = run_dir / "metrics.jsonl"
+    steps = [0]
+    for line in path.read_text().splitlines() if path.exists() else []:
+        with contextlib.suppress(ValueError, KeyError):
+            steps.append(int(json.loads(line)["step"]))
+    return max(steps)
+
+
+def wait_for_a_random_moment(process: subprocess.Popen[bytes], run_dir: Path, attempt: int) -> None:
+    """Return at a random moment after the first checkpoint (step 300 of 2400) and well before the end: once the run
+    has logged a random share, up to 70%, of the remaining steps, plus up to half a second. Read from the run's own
+    progress, so that the moment falls inside the run however fast the machine is and whatever else it runs."""
+    draw = random.Random(attempt)
+    target_step = 300 + draw.uniform(0.0, 0.7) * (2400 - 300)
+    wait_for_checkpoint(process, run_dir, 0.0)
+    deadline = time.monotonic() + 300
+    while logged_step(run_dir) < target_step:
+        assert process.poll() is None and time.monotonic() < deadline, "the run ended before its moment"
+        time.sleep(0.02)
+    time.sleep(draw.uniform(0.0, 0.5))
 
 
 @pytest.mark.slow
@@ -94,7 +112,7 @@ def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(
     process = subprocess.Popen(
         command(run_dir), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    wait_for_checkpoint(process, run_dir, random_moment(attempt, uninterrupted))
+    wait_for_a_random_moment(process, run_dir, attempt)
     process.kill()
     process.wait()
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "running"  # killed, not finished
