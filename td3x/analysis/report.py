@@ -61,7 +61,8 @@ class Settings:
         reps: bootstrap replications per CI (rliable's default is 50000; 2000 gives CI bounds stable to about 1%);
             used by means over 10 or more seeds (fewer get Student-t intervals) and by the aggregates.
         seed: seeds every bootstrap, so the same runs give the same report.
-        at_step: the env step of the "return at" table.
+        at_step: the env step of the "return at" table (None: the shortest run's ``run.total_steps``, a horizon
+            every run reaches).
         bounds: where the fidelity and peer tables' equivalence bounds come from (a pre-registration file's, or
             the default rule).
         coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
@@ -73,7 +74,7 @@ class Settings:
 
     reps: int = 2000
     seed: int = 0
-    at_step: int = 100_000
+    at_step: int | None = None
     bounds: BoundRule = field(default_factory=BoundRule)
     coverage: Path | None = None
     preregistration: Path | None = None
@@ -92,6 +93,7 @@ class Report:
     studies: list[SeedStudy]  # cells with many seeds (seed_spread.py)
     fidelity: list[Fidelity]
     settings: Settings
+    at_step: int  # the "return at" table's env step: settings.at_step, or the shortest run's total steps
     source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_sources.py)
     peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (peer.py)
     peer_sensitivity: list[PeerComparison] = field(default_factory=list)  # the same, the mean after the warm-up
@@ -143,9 +145,10 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     except ValueError as error:
         raise ReportError(str(error)) from error
     grid = make_grid(runs)
+    at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
     stats = {}  # in display order (rows, then envs): every table, plot and study follows it
     for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
-        numbers = cell_stats(grid.cells[key], settings.at_step, settings.reps, settings.seed)
+        numbers = cell_stats(grid.cells[key], at_step, settings.reps, settings.seed)
         if numbers is not None:
             stats[key] = numbers
     scores = {key: numbers.scores for key, numbers in stats.items()}
@@ -164,6 +167,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         studies,
         against_authors,
         settings,
+        at_step,
         source_studies,
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds),
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds, peer.SENSITIVITY),
@@ -202,7 +206,7 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
     Args:
         report: from ``build_report``.
     """
-    grid, stats, at_step = report.grid, report.stats, report.settings.at_step
+    grid, stats, at_step = report.grid, report.stats, report.at_step
     return {
         **return_tables.display_frames(grid, stats, at_step),
         **bias.frames(grid, stats),
@@ -255,7 +259,7 @@ def render_markdown(
     )
     parts = [
         _header(report),
-        *return_tables.markdown(frames, report.settings.at_step),
+        *return_tables.markdown(frames, report.at_step),
         bias.markdown(frames),
         fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers, report.peer_sensitivity),
         registered_tables.markdown(report.registered),

@@ -118,6 +118,11 @@ class Run:
         return int((self.config.get("run") or {}).get("num_seeds", 1))
 
     @property
+    def total_steps(self) -> int:
+        """``run.total_steps``: the env steps the run trains for (an unfinished run's eval.csv stops earlier)."""
+        return int(self.config["run"]["total_steps"])
+
+    @property
     def steps(self) -> np.ndarray:
         return self.evals["step"].to_numpy(dtype=np.int64)
 

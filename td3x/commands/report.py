@@ -50,7 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--reps", type=int, default=defaults.reps, help="bootstrap replications per CI")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of every bootstrap")
-    parser.add_argument("--at-step", type=int, default=defaults.at_step, help="env step of the 'return at' table")
+    parser.add_argument(
+        "--at-step",
+        type=int,
+        default=defaults.at_step,
+        help="env step of the 'return at' table (default: the shortest run's run.total_steps, which every run reaches)",
+    )
     parser.add_argument("--plotly", choices=list(PLOTLY_JS), default="directory", help=PLOTLY_HELP)
     parser.add_argument(
         "--coverage",
@@ -82,7 +87,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.reps < 1 or args.at_step < 0:
+    if args.reps < 1 or (args.at_step is not None and args.at_step < 0):
         parser.error("--reps must be >= 1 and --at-step >= 0")
     return args
 
