@@ -257,6 +257,21 @@ class TestMistakesGetTheFix:
             assert capsys.readouterr().err.splitlines() == [line]
         assert list(tmp_path.iterdir()) == []
 
+    def test_report_names_the_one_value_out_of_range(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        cases = [
+            (["runs", "--reps", "0"], "td3x-report: error: --reps 0: must be >= 1 (see td3x-report --help)"),
+            (["runs", "--at-step", "-5"], "td3x-report: error: --at-step -5: must be >= 0 (see td3x-report --help)"),
+        ]
+        for arguments, line in cases:
+            with pytest.raises(SystemExit) as exit_:
+                MAINS["td3x-report"](arguments)
+            assert exit_.value.code == 2
+            assert capsys.readouterr().err.splitlines() == [line]
+        assert list(tmp_path.iterdir()) == []
+
 
 # ---------------------------------------------------------------------- non-finite observations
 @pytest.mark.slow

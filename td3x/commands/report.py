@@ -87,8 +87,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.reps < 1 or (args.at_step is not None and args.at_step < 0):
-        parser.error("--reps must be >= 1 and --at-step >= 0")
+    if args.reps < 1:
+        parser.error(f"--reps {args.reps}: must be >= 1")
+    if args.at_step is not None and args.at_step < 0:
+        parser.error(f"--at-step {args.at_step}: must be >= 0")
     return args
 
 
