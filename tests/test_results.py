@@ -58,6 +58,16 @@ REGISTERED_STUDY_COMMAND = [
     "none",
     *COVERAGE,
 ]
+# the registered peer comparison (docs/results/preregistration.yaml, peer): each side's complete runs, their report
+REGISTERED_PEER = RESULTS / "peer_registered"
+REGISTERED_PEER_COMMAND = [
+    "docs/results/peer_registered/runs",
+    "--out",
+    "docs/results/peer_registered/report",
+    "--plotly",
+    "none",
+    *COVERAGE,
+]
 STUDY_STEPS, STUDY_N = 15_000, 5
 SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
 # (runs dir, report dir, page (None until the study is complete), the report's command, tables the report must have)
@@ -70,6 +80,13 @@ PUBLISHED = {
         None,
         REGISTERED_STUDY_COMMAND,
         {"seed_study_registered.csv", "seed_study.csv"},
+    ),
+    "peer_registered": (
+        REGISTERED_PEER / "runs",
+        REGISTERED_PEER / "report",
+        None,
+        REGISTERED_PEER_COMMAND,
+        {"registered.csv", "fidelity.csv"},
     ),
 }
 PAGES = [name for name, (_, _, page, _, _) in PUBLISHED.items() if page is not None]
@@ -247,6 +264,23 @@ def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_
         for sitting in run.sittings:  # each sitting of a resumed run, too
             commit = sitting.get("git_commit")
             assert commit and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
+
+
+def test_the_registered_peer_runs_are_committed_complete_with_their_files_only_and_all_judged() -> None:
+    """Every run under peer_registered/ is complete, holds the five small files and enters a registered comparison
+    (its seed and config are the registered ones): nothing is committed there that no test judges."""
+    runs = find_runs([REGISTERED_PEER / "runs"])
+    assert len(runs) >= 10
+    judged = {
+        run.path
+        for test in registered_tests(read_registration(REGISTRATION), runs)
+        for side in (test.ours, test.other)
+        for run in side.complete
+    }
+    for run in runs:
+        assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path  # no checkpoint, no wandb dir
+        assert run.problem is None and run.summary is not None and run.summary["steps"] == STEPS, run.path
+        assert run.path in judged, f"{run.path}: no registered comparison judges it"
 
 
 def test_the_seed_study_is_committed_complete_each_condition_varying_its_source_only() -> None:
