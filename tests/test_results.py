@@ -77,7 +77,7 @@ PUBLISHED = {
     "seed_study_registered": (
         REGISTERED_STUDY / "runs",
         REGISTERED_STUDY / "report",
-        None,
+        REGISTERED_STUDY / "index.md",
         REGISTERED_STUDY_COMMAND,
         {"seed_study_registered.csv", "seed_study.csv"},
     ),
@@ -187,7 +187,12 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
 
 @pytest.mark.parametrize(
     ("page", "report_dir", "at_least"),
-    [(PAGE, REPORT, 10), (ROOT / "docs" / "protocol.md", REPORT, 2), (STUDY_PAGE, STUDY_REPORT, 10)],
+    [
+        (PAGE, REPORT, 10),
+        (ROOT / "docs" / "protocol.md", REPORT, 2),
+        (STUDY_PAGE, STUDY_REPORT, 10),
+        (REGISTERED_STUDY / "index.md", REGISTERED_STUDY / "report", 10),
+    ],
 )
 def test_the_numbers_that_pages_quote_from_the_results_are_the_report_s(
     page: Path, report_dir: Path, at_least: int
