@@ -35,39 +35,27 @@ COVERAGE = [  # the aggregates' measured coverage; the pre-registration's bounds
     "--preregistration",
     "docs/results/preregistration.yaml",
 ]
-REPORT_COMMAND = ["docs/results/runs", "--out", "docs/results/report", "--plotly", "none", *COVERAGE]  # from the root
+
+
+def report_command(runs: str, report: str) -> list[str]:
+    """td3x-report's command line (from the repository root) that makes a published report from its runs."""
+    return [runs, "--out", report, "--plotly", "none", *COVERAGE]
+
+
+REPORT_COMMAND = report_command("docs/results/runs", "docs/results/report")
 RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
 # the seed study (+experiment=seed_study env=hopper agent=td3_paper run.total_steps=15000): its own runs, report, page
 STUDY = RESULTS / "seed_study"
 STUDY_RUNS, STUDY_REPORT, STUDY_PAGE = STUDY / "runs", STUDY / "report", STUDY / "index.md"
-STUDY_COMMAND = [
-    "docs/results/seed_study/runs",
-    "--out",
-    "docs/results/seed_study/report",
-    "--plotly",
-    "none",
-    *COVERAGE,
-]
+STUDY_COMMAND = report_command("docs/results/seed_study/runs", "docs/results/seed_study/report")
 # the registered seed study (docs/results/preregistration.yaml, seed_study): its complete conditions' runs, its report
 REGISTERED_STUDY = RESULTS / "seed_study_registered"
-REGISTERED_STUDY_COMMAND = [
-    "docs/results/seed_study_registered/runs",
-    "--out",
-    "docs/results/seed_study_registered/report",
-    "--plotly",
-    "none",
-    *COVERAGE,
-]
+REGISTERED_STUDY_COMMAND = report_command(
+    "docs/results/seed_study_registered/runs", "docs/results/seed_study_registered/report"
+)
 # the registered peer comparison (docs/results/preregistration.yaml, peer): each side's complete runs, their report
 REGISTERED_PEER = RESULTS / "peer_registered"
-REGISTERED_PEER_COMMAND = [
-    "docs/results/peer_registered/runs",
-    "--out",
-    "docs/results/peer_registered/report",
-    "--plotly",
-    "none",
-    *COVERAGE,
-]
+REGISTERED_PEER_COMMAND = report_command("docs/results/peer_registered/runs", "docs/results/peer_registered/report")
 STUDY_STEPS, STUDY_N = 15_000, 5
 SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
 # (runs dir, report dir, page (None until the study is complete), the report's command, tables the report must have)
