@@ -14,15 +14,16 @@ Each repetition runs, per preset, SB3 on one thread, then td3x at every K and th
 threads (when asked for), back to back: a slow minute of a shared machine hits both sides of a pair. Each td3x
 row's ratio is the median over repetitions of its per-core rate over the same repetition's SB3 one-thread rate
 (and two-thread rate), with the range. Absolute rates drift by ±20% on shared or virtual machines: read the
-ratios. Last, at the K with the best per-core rate, where a stacked loop step's time goes: the K env steps,
-acting, the buffer writes and episode tapes, sampling, the update by part, and the per-seed Python bookkeeping
-(what is left). Needs the ``bench`` extra (``pip install -e ".[bench]"``).
+ratios. Last, per preset and precision, at the K with the best per-core rate, where a stacked loop step's time
+goes: the K env steps, acting, the buffer writes and episode tapes, sampling, the update by part, and the per-seed
+Python bookkeeping (what is left). Needs the ``bench`` extra (``pip install -e ".[bench]"``).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import statistics
 import tempfile
 import time
@@ -249,11 +250,12 @@ def timed_update_parts(clock: Clock, trainer: Trainer) -> Iterator[None]:
             setattr(td3x.algo.td3, name, function)
 
 
-def profile_loop(preset: str, threads: int, seeds: int, steps: int) -> None:
+def profile_loop(preset: str, threads: int, seeds: int, steps: int, precision: str = "fp32") -> None:
     """ms per loop step (which steps every seed once and runs their update) by part, and per seed-step."""
     clock = Clock()
     with tempfile.TemporaryDirectory() as run_dir:
-        trainer = start_trainer(td3x_config(preset, threads, steps, seeds), Path(run_dir))
+        config = td3x_config(preset, threads, steps, seeds, [f"run.precision={precision}"])
+        trainer = start_trainer(config, Path(run_dir))
         loop_steps(trainer, WARMUP)
         for seed in trainer.seeds:
             clock.time_method(seed.env, "step", "env steps (MuJoCo)")
@@ -275,7 +277,8 @@ def profile_loop(preset: str, threads: int, seeds: int, steps: int) -> None:
         seconds for name, seconds in parts.items() if not name.startswith("update: ")
     )
     print(
-        f"\nwhere a loop step's time goes: {preset}, K={seeds}, {threads} thread(s), {steps} learning steps "
+        f"\nwhere a loop step's time goes: {preset}, {precision_label(precision)}, K={seeds}, {threads} thread(s), "
+        f"{steps} learning steps "
         f"({1e3 * total / steps:.2f} ms a loop step, {1e3 * total / steps / seeds:.2f} ms a seed-step)"
     )
     print(f"{'part':52s} {'ms/step':>8s} {'ms/seed-step':>12s} {'share':>6s}")
@@ -304,15 +307,12 @@ def main() -> None:
     )
     cells = run_table(args)
     print_table(cells)
-    for preset in args.presets if args.profile else []:
+    for preset, precision in itertools.product(args.presets, args.precisions) if args.profile else []:
         best = max(
-            (cell for cell in cells if cell.preset == preset and cell.precision == "fp32"),
+            (cell for cell in cells if cell.preset == preset and cell.precision == precision),
             key=lambda cell: statistics.median(cell.td3x),
-            default=None,
         )
-        if best is None:
-            continue
-        profile_loop(preset, best.threads, best.seeds, args.steps)
+        profile_loop(preset, best.threads, best.seeds, args.steps, precision)
 
 
 if __name__ == "__main__":
