@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers.run_files import without_timing
 
@@ -31,5 +32,20 @@ def test_a_checkpoint_from_before_the_move_resumes_to_the_straight_runs_numbers(
     resume = [sys.executable, "-m", "td3x.commands.resume", str(run_dir), "run.total_steps=800"]
     result = subprocess.run(resume, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    for name in (EVAL_FILE, METRICS_FILE):
-        assert without_timing(run_dir / name) == without_timing(OLD / "straight" / name), name
+    assert without_timing(run_dir / EVAL_FILE) == without_timing(OLD / "straight" / EVAL_FILE)
+    resumed, straight = without_timing(run_dir / METRICS_FILE), without_timing(OLD / "straight" / METRICS_FILE)
+    assert [without_norms(row) for row in resumed] == [without_norms(row) for row in straight]
+    for row, twin in zip(resumed, straight, strict=True):
+        assert row.keys() == twin.keys()
+        for key in (key for key in GRADIENT_NORMS if key in row):
+            assert np.float32(row[key]) == pytest.approx(np.float32(twin[key]), rel=2.0**-22), (row["step"], key)
+
+
+# On an Intel Xeon (AVX-512, AMX) one logged gradient norm of the resumed run differed from the twin made on an
+# AMD EPYC by one float32 ulp (63.14377975 against 63.14378357 at step 600) while every loss, Q value and return
+# kept its bits: the logged norms get 2 ulp (docs/seeding.md, "Where it was checked").
+GRADIENT_NORMS = ("critic_grad_norm", "actor_grad_norm")
+
+
+def without_norms(row: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in row.items() if key not in GRADIENT_NORMS}
