@@ -30,10 +30,11 @@ from torch import Tensor
 from torch.autograd.profiler_util import FunctionEvent
 from torch.profiler import ProfilerActivity, profile
 
+from td3x.config.enums import Precision
 from td3x.config.hydra import register_configs
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
-MATMUL_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}  # run.precision's matmuls
+MATMUL_DTYPES = {Precision.fp32: torch.float32, Precision.bf16: torch.bfloat16}  # run.precision's matmuls
 SHAPE_UPDATES = 2 * 3 * 4  # a multiple of every policy delay up to 4, so that actor updates count in proportion
 
 
@@ -121,7 +122,7 @@ def main() -> None:
     parser.add_argument("--preset", default="td3", help="agent preset (conf/agent)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=1, help="run.num_seeds: K seeds updated together")
-    parser.add_argument("--precision", default="fp32", choices=list(MATMUL_DTYPES), help="run.precision")
+    parser.add_argument("--precision", default="fp32", choices=[p.name for p in Precision], help="run.precision")
     parser.add_argument("--updates", type=int, default=200, help="updates profiled")
     parser.add_argument("--blocks", type=int, default=20, help="alternating blocks of updates and matmuls timed")
     parser.add_argument("--top", type=int, default=20, help="ops shown, by self CPU time")
@@ -130,7 +131,7 @@ def main() -> None:
     config = td3x_config(
         args.preset, args.threads, steps=0, seeds=args.seeds, extra=[f"run.precision={args.precision}"]
     )
-    dtype = MATMUL_DTYPES[args.precision]
+    dtype = MATMUL_DTYPES[Precision(args.precision)]
     with tempfile.TemporaryDirectory() as run_dir:
         trainer = start_trainer(config, Path(run_dir))
         for _ in range(WARMUP):
