@@ -58,7 +58,7 @@ REGISTERED_PEER = RESULTS / "peer_registered"
 REGISTERED_PEER_COMMAND = report_command("docs/results/peer_registered/runs", "docs/results/peer_registered/report")
 STUDY_STEPS, STUDY_N = 15_000, 5
 SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
-# (runs dir, report dir, page (None until the study is complete), the report's command, tables the report must have)
+# (runs dir, report dir, page, the report's command, tables the report must have)
 PUBLISHED = {
     "reference": (RUNS, REPORT, PAGE, REPORT_COMMAND, {"table2.csv", "fidelity.csv", "bias.csv", "compute.csv"}),
     "seed_study": (STUDY_RUNS, STUDY_REPORT, STUDY_PAGE, STUDY_COMMAND, {"seed_sources.csv", "seed_sources_runs.csv"}),
@@ -72,7 +72,7 @@ PUBLISHED = {
     "peer_registered": (
         REGISTERED_PEER / "runs",
         REGISTERED_PEER / "report",
-        None,
+        REGISTERED_PEER / "index.md",
         REGISTERED_PEER_COMMAND,
         {"registered.csv", "fidelity.csv"},
     ),
@@ -180,6 +180,7 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
         (ROOT / "docs" / "protocol.md", REPORT, 2),
         (STUDY_PAGE, STUDY_REPORT, 10),
         (REGISTERED_STUDY / "index.md", REGISTERED_STUDY / "report", 10),
+        (REGISTERED_PEER / "index.md", REGISTERED_PEER / "report", 8),
     ],
 )
 def test_the_numbers_that_pages_quote_from_the_results_are_the_report_s(
