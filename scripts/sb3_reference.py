@@ -10,8 +10,9 @@ itself. Evaluations as td3x's: after step 0, every ``run.eval_every`` steps and 
 deterministic episodes, episode i reset with seed ``eval_seed + i`` (td3x's evaluation start states of that seed:
 SB3's EvalCallback cannot seed resets per episode). Each seed's dir holds config.yaml (td3x's config of the same
 values, ``paper_row: SB3 TD3``), eval.csv, metrics.jsonl, summary.json and provenance.json. A run is written to
-a temporary dir and moved in place when complete: a killed run leaves nothing and starts over. Needs the
-``bench`` extra (stable-baselines3).
+a temporary dir and moved in place when complete: a run stopped by SIGTERM or Ctrl-C removes its temporary dir
+and exits, one killed outright leaves a hidden one (``.seed=N.*``) that the next start of that seed removes, and the
+seed starts over (SB3 has no resume here); complete seeds are skipped. Needs the ``bench`` extra (stable-baselines3).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import importlib.metadata
 import json
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -131,9 +133,16 @@ class Evaluations(BaseCallback):
         print(f"{self.config.env.id} seed {self.config.seed}: step {step}  eval return {row['return_mean']:.2f}")
 
 
+def stop_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so the run in progress removes its temporary dir on the way out."""
+    raise KeyboardInterrupt
+
+
 def train_one(config: TrainConfig, choices: dict[str, str], run_dir: Path) -> None:
     """Train SB3's TD3 with ``config`` and write the seed's td3x run dir (moved in place once complete)."""
     torch.set_num_threads(config.run.num_threads)
+    for stale in run_dir.parent.glob(f".{run_dir.name}.*"):  # a killed earlier start's, never resumable
+        shutil.rmtree(stale)
     with tempfile.TemporaryDirectory(dir=run_dir.parent, prefix=f".{run_dir.name}.") as scratch:
         work = Path(scratch)
         saved = {**to_container(config), "choices": choices}
@@ -165,6 +174,7 @@ def main() -> None:
         configs = [td3x.compose([*base, f"seed={seed}", f"paper_row={ROW}"]) for seed in args.seeds]
     except td3x.config.schema.ConfigError as error:
         sys.exit("\n".join(f"config error: {problem}" for problem in error.problems))
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
     choices = {"env": args.env, "agent": "td3_paper", "ablation": "none", "noise": "gaussian", "learner": "sb3"}
     for config in configs:
         run_dir = args.out / args.env / "sb3_td3" / f"seed={config.seed}"
@@ -172,7 +182,10 @@ def main() -> None:
             print(f"{run_dir} exists: skipped")
             continue
         run_dir.parent.mkdir(parents=True, exist_ok=True)
-        train_one(config, choices, run_dir)
+        try:
+            train_one(config, choices, run_dir)
+        except KeyboardInterrupt:
+            sys.exit(f"stopped: {run_dir} was not complete and is not kept; the same command trains it again")
 
 
 if __name__ == "__main__":

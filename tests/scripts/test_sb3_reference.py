@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -47,3 +49,25 @@ def test_a_bad_override_is_one_line_before_anything_trains(tmp_path: Path) -> No
         "config error: agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?"
     ]
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow
+def test_sigterm_leaves_no_partial_run_and_a_killed_runs_leftover_is_cleared(tmp_path: Path) -> None:
+    seed_dirs = tmp_path / "runs" / "inverted_pendulum" / "sb3_td3"
+    seed_dirs.mkdir(parents=True)
+    (seed_dirs / ".seed=3.killed").mkdir()  # what a SIGKILLed start leaves
+    (seed_dirs / ".seed=30.other").mkdir()  # another seed's: not touched
+    long = ["run.total_steps=100000", "run.eval_every=300", "env.random_steps=200", "run.eval_episodes=2"]
+    command = [sys.executable, str(SCRIPT), "--env", "inverted_pendulum", "--seeds", "3", "--out", "runs", *long]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not any(seed_dirs.glob(".seed=3.*/eval.csv")) and time.monotonic() < deadline:  # training has begun
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert stderr.strip().splitlines()[-1] == (
+        "stopped: runs/inverted_pendulum/sb3_td3/seed=3 was not complete and is not kept; "
+        "the same command trains it again"
+    )
+    assert sorted(path.name for path in seed_dirs.iterdir()) == [".seed=30.other"]
