@@ -76,6 +76,8 @@ def test_the_page_quotes_the_files_numbers(registration: dict[str, Any]) -> None
         bf16, peer = numbers["bf16"][env_id], numbers["peer"][env_id]
         assert f"| bf16 − fp32 | {env_id} | ±{bf16['bound']} | {bf16['n_per_side']} / {bf16['n_per_side']} |" in page
         assert f"| td3x − SB3 | {env_id} | ±{peer['bound']} |" in page
+        for design in (bf16, peer):  # the page's MDD at α beside the reports' MDD at Holm's first step
+            assert f"| {design['mdd_alpha']} | {design['mdd_holm_first_step']} |" in page
     quoted = {float(value) for value in re.findall(r"(?<![\w.])-?\d+\.\d+", page)}
     in_the_file = {float(value) for _, value in power.leaves(registration) if isinstance(value, float)}
     assert quoted <= in_the_file | {0.025}, sorted(quoted - in_the_file)  # α/2 = 0.025, Holm's first step
