@@ -262,8 +262,9 @@ def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_
 
 def test_the_registered_peer_runs_are_committed_complete_with_their_files_only_and_all_judged() -> None:
     """Every run under peer_registered/ is complete, holds the five small files and enters a registered comparison
-    (its seed and config are the registered ones): nothing is committed there that no test judges."""
-    runs = find_runs([REGISTERED_PEER / "runs"])
+    (its seed and config are the registered ones): nothing is committed there that no test judges. That holds for
+    runs/, which the report reads, and for waiting/, where a side's runs wait until all of them are in."""
+    runs = find_runs([REGISTERED_PEER / "runs", REGISTERED_PEER / "waiting"])
     assert len(runs) >= 10
     judged = {
         run.path
@@ -275,6 +276,22 @@ def test_the_registered_peer_runs_are_committed_complete_with_their_files_only_a
         assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path  # no checkpoint, no wandb dir
         assert run.problem is None and run.summary is not None and run.summary["steps"] == STEPS, run.path
         assert run.path in judged, f"{run.path}: no registered comparison judges it"
+
+
+def test_a_side_is_read_only_once_complete_and_waits_until_then() -> None:
+    """A side of a registered comparison is in runs/ (read by the report) only when all of its runs are; until then
+    its runs wait under waiting/ (read by nothing), so no number of a comparison is seen before it is complete."""
+    waiting = find_runs([REGISTERED_PEER / "waiting"])
+    waiting_paths = {run.path for run in waiting}
+    runs = [*find_runs([REGISTERED_PEER / "runs"]), *waiting]
+    for test in registered_tests(read_registration(REGISTRATION), runs):
+        for side in (test.ours, test.other):
+            paths = {run.path for run in side.complete}
+            where = f"{test.design.section} {test.design.env_id} {side.label}"
+            if side.missing:
+                assert paths <= waiting_paths, f"{where}: seeds {side.missing} missing, yet runs are read"
+            else:
+                assert not paths & waiting_paths, f"{where}: complete, yet runs wait"
 
 
 def test_the_seed_study_is_committed_complete_each_condition_varying_its_source_only() -> None:
