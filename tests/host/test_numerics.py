@@ -130,3 +130,14 @@ def test_the_compute_table_marks_a_cell_of_native_and_portable_runs_mixed(tmp_pa
     assert capability_text((older, native)) == "AVX512"  # native numerics are what every earlier run had
     assert capability_text((portable, portable)) == "portable"
     assert capability_text((native, portable)) == f"{MIXED} AVX512, portable"
+
+
+def test_every_mode_flushes_denormals_and_a_plain_process_does_not() -> None:
+    # 1e-40 is below 2^-126: denormal; on two threads, each computing half (threads started after the mode was set)
+    probe = (
+        "import torch; torch.set_num_threads(2); print(int(torch.full((4_000_000,), 1e-40).mul(1.0).count_nonzero()))"
+    )
+    apply = "from td3x.host import numerics; from td3x.config.enums import Numerics; numerics.apply(Numerics.native); "
+    plain = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    applied = subprocess.run([sys.executable, "-c", apply + probe], capture_output=True, text=True, timeout=60)
+    assert int(plain.stdout) == 4_000_000 and int(applied.stdout) == 0, (plain.stdout, applied.stderr)
