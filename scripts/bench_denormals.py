@@ -86,9 +86,8 @@ def main() -> None:
         f"weights after {args.updates} updates: {same} of {weights[True].numel()} bit-identical between the two, "
         f"largest difference {float((weights[False] - weights[True]).abs().max()):.3g}"
     )
-    k = config.run.num_seeds
     print(
-        f"{config.env.id}, K={k} seed(s), env step {parts['counters']['step']}: kept / flushed = "
+        f"{config.env.id}, K={config.run.num_seeds} seed(s), env step {parts['counters']['step']}: kept / flushed = "
         f"{timings[False] / timings[True]:.2f}"
     )
 

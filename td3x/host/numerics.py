@@ -166,11 +166,11 @@ def flush_denormals() -> None:
     """Both modes: floats below 2^-126 in magnitude (denormals) read and compute as zero on the CPU (x86's FTZ and
     DAZ, AArch64's FZ), in this thread and the threads it starts from now on. Adam's first moments of weights whose
     gradient is zero for long (into dead ReLU units) decay into that range and stay there; x86 CPUs compute on
-    denormals in microcode, and a Walker2d-v5 run's fused Adam step took 18x as long on its step-20000 state. A
-    denormal changes no weight (its Adam step is below the weight's last bit but for weights as small themselves).
-    Flushing is as deterministic as the rest of the mode: the same bits on the same CPU model (native), on every x86-64
-    CPU (portable)."""
-    import torch
+    denormals in microcode, and a 15-seed Walker2d-v5 update took 1.93x as long on its step-20000 state
+    (``scripts/bench_denormals.py``, docs' Performance). A denormal changes no weight (its Adam step is below the
+    weight's last bit but for weights as small themselves). Flushing is as deterministic as the rest of the mode: the
+    same bits on the same CPU model (native), on every x86-64 CPU (portable)."""
+    import torch  # here, as below: `import td3x.host.numerics` loads no torch
 
     torch.set_flush_denormal(True)
 
