@@ -283,6 +283,25 @@ def bf16_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     return numbers
 
 
+def bf16_fp32_tanh_numbers(registration: dict[str, Any], bf16: dict[str, Any]) -> dict[str, Any]:
+    """bf16 with the actor's tanh in fp32 against bf16's fp32 side: bf16's bound, fp32 runs and assumed SD; n_bf16 by
+    the sizing rule at α (a family of one)."""
+    low, high, alpha, power = _sizes(registration["common"])
+    numbers: dict[str, Any] = {}
+    for env_id in registration["bf16_fp32_tanh"]["envs"]:
+        sd, bound, n_fp32 = bf16[env_id]["fp32_pilot"]["sd"], bf16[env_id]["bound"], bf16[env_id]["n_per_side"]
+        power_at = functools.partial(tost_power, 0.0, bound, sd, sd_y=sd, n_y=n_fp32, alpha=alpha)
+        n = smallest_n(power_at, low, high, power) or high
+        numbers[env_id] = {
+            "bound": bound,
+            "n_fp32": n_fp32,
+            "n_bf16": n,
+            "power_tost_alpha": rounded(power_at(n), POWER_DIGITS),
+            "mdd_alpha": rounded(mdd(sd, n, sd, n_fp32, alpha, power), RETURN_DIGITS),
+        }
+    return numbers
+
+
 def peer_numbers(registration: dict[str, Any], bf16: dict[str, Any]) -> dict[str, Any]:
     """td3x against SB3: td3x's n is bf16's fp32 side; SB3's from its pilot by the sizing rule (None: no pilot)."""
     numbers: dict[str, Any] = {}
@@ -518,6 +537,7 @@ def all_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     return {
         "peer": {**peer, **not_run_numbers(registration)},
         "bf16": bf16,
+        "bf16_fp32_tanh": bf16_fp32_tanh_numbers(registration, bf16),
         "seed_study": study,
         "paper_horizon": horizon_numbers(registration),
         "post_hoc": post_hoc_numbers(registration),

@@ -96,7 +96,9 @@ class Actor(nn.Module):
         x = obs
         for layer in self.layers[:-1]:
             x = torch.relu(layer(x))
-        return torch.tanh(self.layers[-1](x))
+        # tanh in fp32 even under bf16 autocast: bf16 rounds tanh(x) to ±1 for |x| > 3.47, where its gradient
+        # 1 - tanh² is then exactly 0 and an actor pushed there never moves again (fp32: |x| > 9)
+        return torch.tanh(self.layers[-1](x).float())
 
     def act_numpy(self, obs: np.ndarray) -> np.ndarray:
         """Actor 1 of every seed, (K, N, obs_dim) -> (K, N, action_dim), computed in NumPy on views of the CPU

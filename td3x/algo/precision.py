@@ -4,7 +4,8 @@
 actors' and critics' matrix products in bfloat16 under ``torch.autocast``, around each loss and never across an
 optimiser step (autocast caches each weight's bf16 copy for the span of its context: across a step, the actor's loss
 would see the critic from before it). Everything else stays float32: the master weights and their gradients, Adam,
-the Polyak averaging of the targets, the TD target y and every loss reduction. Acting in the env and evaluation
+the Polyak averaging of the targets, the TD target y, every loss reduction and the actor's tanh (whose bf16 gradient
+is exactly 0 beyond |x| = 3.47: :class:`td3x.algo.networks.Actor`). Acting in the env and evaluation
 run in float32.
 
 bf16 is faster only where the hardware multiplies bf16 natively: a CUDA GPU with bf16 units, or a CPU with the

@@ -1,5 +1,6 @@
 """The pre-registered two-group tests (``--preregistration``): the file's ``peer`` (td3x against Stable-Baselines3's
-TD3), ``bf16`` (td3x in bf16 against fp32) and ``paper_horizon`` (td3x at 1M steps against the authors' 10 seeds)
+TD3), ``bf16`` (td3x in bf16 against fp32; its amendment ``bf16_fp32_tanh``, bf16 with the actor's tanh in fp32,
+on new seeds) and ``paper_horizon`` (td3x at 1M steps against the authors' 10 seeds)
 comparisons, judged exactly as ``docs/results/preregistration.yaml`` registers them. Every number (seeds, bound,
 α, family, MDD, steps) is read from the file (``registration``); this module finds the registered runs and computes
 the tests; ``registered_tables`` prints them.
@@ -84,7 +85,8 @@ class Outcome:
         permutation: the exact permutation test of the difference of means of the same two groups (registered).
         warmup_in: Welch on the statistic with the warm-up evaluations in (5000..T); None for paper_horizon.
         at_end: Welch on the return at the last step.
-        bias: bf16 only: per bias column, Welch of its mean over the same evaluations, or why there is none.
+        bias: the bf16 sections only: per bias column, Welch of its mean over the same evaluations, or why there is
+            none.
         table1: paper_horizon only: Table 1's max average return, ours and the authors'.
     """
 
@@ -276,7 +278,7 @@ def outcome(design: Design, ours: Side, other: Side) -> Outcome:
         table1 = None
     test = welch(x, y, *levels)
     tested = tost(test, Bound(design.bound, design.bound_origin, registered_test=True), design.mdd)
-    bias = _bias(design, ours, other) if design.section == "bf16" else {}
+    bias = _bias(design, ours, other) if design.precision == "bf16" else {}
     permutation = mean_difference_permutation_test(x, y)
     return Outcome(x, y, steps, test, tested, permutation, warmup_in, at_end, bias, table1)
 

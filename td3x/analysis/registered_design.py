@@ -1,6 +1,6 @@
 """What the pre-registration file fixes for each registered two-group comparison (``peer``, ``bf16``,
-``paper_horizon``) and env: the two sides and their seeds, the runs' length and precision, the statistic's steps,
-the bound, the level, the Holm family and the design's MDD, all read from the file through
+``bf16_fp32_tanh``, ``paper_horizon``) and env: the two sides and their seeds, the runs' length and precision, the
+statistic's steps, the bound, the level, the Holm family and the design's MDD, all read from the file through
 :mod:`td3x.analysis.registration` (the report's ``registered`` module judges the runs by it).
 """
 
@@ -18,7 +18,7 @@ from td3x.analysis.registration import (
 )
 from td3x.analysis.tables import number
 
-SECTIONS = ("peer", "bf16", "paper_horizon")
+SECTIONS = ("peer", "bf16", "bf16_fp32_tanh", "paper_horizon")
 HOLM_FIRST_STEP_MDD = "mdd_holm_first_step"  # peer and bf16: the difference test at α / 2 in a family of two
 
 
@@ -27,7 +27,7 @@ class Design:
     """One registered comparison on one env.
 
     Attributes:
-        section: the file's section (``peer``, ``bf16``, ``paper_horizon``).
+        section: the file's section (``peer``, ``bf16``, ``bf16_fp32_tanh``, ``paper_horizon``).
         env_id: the env.
         labels: our side's label and the other's.
         seeds: the registered seeds of our side and of the other (none for the authors).
@@ -74,6 +74,7 @@ def designs(registration: Registration) -> list[Design]:
     alpha = float(registration.value("common.alpha"))
     found = [_peer(registration, env, alpha) for env in registration.value("peer.envs")]
     found += [_bf16(registration, env, alpha) for env in registration.value("bf16.envs")]
+    found += [_bf16_fp32_tanh(registration, env, alpha) for env in registration.value("bf16_fp32_tanh.envs")]
     return [*found, _horizon(registration, alpha)]
 
 
@@ -138,6 +139,31 @@ def _bf16(registration: Registration, env_id: str, alpha: float) -> Design:
         f"{n} seeds a side, both at the fp32 pilot's SD {number(sd)}, two-sided at α/2 (Holm's first step in a "
         "family of two)",
         _family(registration, "bf16"),
+        alpha,
+    )
+
+
+def _bf16_fp32_tanh(registration: Registration, env_id: str, alpha: float) -> Design:
+    """The amendment: new bf16 seeds (the actor's tanh in fp32) against the bf16 comparison's fp32 runs."""
+    computed = registration.mapping(f"bf16_fp32_tanh.computed.{env_id}")
+    n_bf16, n_fp32 = int(computed["n_bf16"]), int(computed["n_fp32"])
+    sd = float(registration.value(f"bf16.computed.{env_id}.fp32_pilot.sd"))
+    return Design(
+        "bf16_fp32_tanh",
+        env_id,
+        ("bf16", "fp32"),
+        (
+            _seeds(int(registration.value("bf16_fp32_tanh.first_seed")), n_bf16),
+            _seeds(REGISTERED_PEER_FIRST_SEED, n_fp32),
+        ),
+        "bf16",
+        REGISTERED_PEER_STEPS,
+        None,
+        float(computed["bound"]),
+        float(computed["mdd_alpha"]),
+        f"{n_bf16} bf16 seeds against {n_fp32} fp32 seeds, both at the fp32 pilot's SD {number(sd)}, two-sided at α "
+        "(a family of one)",
+        _family(registration, "bf16_fp32_tanh"),
         alpha,
     )
 

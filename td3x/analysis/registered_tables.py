@@ -224,6 +224,7 @@ def _table1_text(table1: tuple[float, float] | None) -> str:
 TITLES = {
     "peer": "td3x against Stable-Baselines3's TD3 (`peer`)",
     "bf16": "td3x in bf16 against fp32 (`bf16`)",
+    "bf16_fp32_tanh": "td3x in bf16 with the actor's tanh in fp32 against fp32, on new bf16 seeds (`bf16_fp32_tanh`)",
     "paper_horizon": "td3x at the paper's horizon against the authors' seeds (`paper_horizon`)",
 }
 

@@ -1,10 +1,10 @@
 """The pre-registration file (``docs/results/preregistration.yaml``; docs/results/preregistration.md says what it
 fixes), read and checked in one place for every part of the report that reads it.
 
-Its sections: the shared rules (``common``), the registered comparisons (``peer``, ``bf16``, ``seed_study``,
-``paper_horizon``), the published tests' post-hoc power (``post_hoc``) and the compute estimate (``compute``). A
-file that cannot be read, is no mapping of those sections, or lacks a key a reader asks for is refused with one line
-naming the file and the key.
+Its sections: the shared rules (``common``), the registered comparisons (``peer``, ``bf16``, the amendment
+``bf16_fp32_tanh``, ``seed_study``, ``paper_horizon``), the published tests' post-hoc power (``post_hoc``) and the
+compute estimate (``compute``). A file that cannot be read, is no mapping of those sections, or lacks a key a reader
+asks for is refused with one line naming the file and the key.
 """
 
 from __future__ import annotations
@@ -18,7 +18,17 @@ import yaml
 
 from td3x.analysis.runs import Run
 
-FILE_SECTIONS = ("schema", "common", "peer", "bf16", "seed_study", "paper_horizon", "post_hoc", "compute")
+FILE_SECTIONS = (
+    "schema",
+    "common",
+    "peer",
+    "bf16",
+    "bf16_fp32_tanh",
+    "seed_study",
+    "paper_horizon",
+    "post_hoc",
+    "compute",
+)
 # The registered runs' first seeds and the peer runs' length: the file states them in its runs' command lines
 # (peer.rows: agent=td3_paper seed=2000 run.total_steps=100000; paper_horizon.runs: seed=4000), not under a key
 # of their own

@@ -4,6 +4,7 @@ identity of runs trained before the key existed (resume hash, report rows)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -96,6 +97,23 @@ def test_bf16_updates_keep_fp32_weights_targets_and_optimiser_state() -> None:
     assert all(state["exp_avg"].dtype == torch.float32 for state in states)
     assert all(value.dtype == torch.float32 and bool(torch.isfinite(value).all()) for value in metrics.values())
     assert any(not torch.equal(b, p) for b, p in zip(before, learner.critic.parameters(), strict=True))
+
+
+def test_bf16_keeps_the_gradient_of_a_saturated_actor() -> None:
+    """bf16 rounds tanh(4) = 0.99933 to 1, and so its gradient 1 - tanh² to 0: a bf16 actor whose pre-activations
+    all passed 3.47 would never move again (11 of 15 Walker2d-v5 seeds did). The tanh runs in fp32."""
+    learner = agent(Precision.bf16)
+    last = learner.actor.layers[-1]
+    with torch.no_grad():  # every action's pre-activation is 4, exactly representable in bf16
+        last.weight.zero_()
+        last.bias.fill_(4.0)
+    with learner.loss_precision():
+        actions = learner.actor(make_batch(n=8).obs)
+    actions.sum().backward()
+    expected = 8 * (1 - math.tanh(4.0) ** 2)  # d Σ tanh(b) / db over 8 observations: 8 · 1.3409e-3
+    # (the gradient is carried back through the bf16 product in bf16: within its 2^-8 relative step)
+    torch.testing.assert_close(last.bias.grad, torch.full_like(last.bias, expected), rtol=2**-7, atol=0)
+    torch.testing.assert_close(actions, torch.full_like(actions, math.tanh(4.0)))  # fp32 actions
 
 
 def test_fp32_autocast_context_is_no_context() -> None:

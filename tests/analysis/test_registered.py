@@ -85,6 +85,7 @@ def test_equivalence_passes_and_a_known_difference_is_detected_by_hand(peer_runs
         ("peer", "Walker2d-v5"),
         ("bf16", "HalfCheetah-v5"),
         ("bf16", "Walker2d-v5"),
+        ("bf16_fp32_tanh", "Walker2d-v5"),  # its fp32 side is bf16's: the peer runs
     }
     cheetah, walker = found["peer", "HalfCheetah-v5"], found["peer", "Walker2d-v5"]
     assert cheetah.outcome is not None and walker.outcome is not None
@@ -191,6 +192,28 @@ def test_bf16_against_the_peer_runs_of_fp32_with_the_bias_columns(peer_runs: Pat
     assert found["peer", "HalfCheetah-v5"].outcome is not None  # the bf16 runs are no peer run
 
 
+def test_the_amendment_judges_only_its_new_bf16_seeds_in_a_family_of_one(peer_runs: Path, tmp_path: Path) -> None:
+    """bf16_fp32_tanh: bf16 seeds 2100..2102 (returning 4, 5, 6) against the fp32 runs of seeds 2000..2002 (1, 2, 3)
+    on Walker2d-v5, beside bf16 runs of the bf16 comparison's seeds 2000..2002 (returning 1000): each comparison
+    takes only its own seeds. Difference +3, TOST p at bound 5 P(t₄ > 2 / 0.8165) = 0.0350, and in a family of one
+    Holm leaves it: "equivalent within ±5" (the bf16 comparison, in a family of two, would double it)."""
+    registration = small_registration(tmp_path, **{"bf16_fp32_tanh.computed.Walker2d-v5.bound": 5})
+    for seed in SEEDS:
+        write_registered_run(peer_runs, "Walker2d-v5", seed, 1000.0, precision="bf16")
+        write_registered_run(
+            peer_runs, "Walker2d-v5", seed + 100, seed - 1996, precision="bf16", extra={"bias_q1": 0, "bias_min_q": 0}
+        )
+    found = comparisons(peer_runs, registration)
+    amended, registered = found["bf16_fp32_tanh", "Walker2d-v5"], found["bf16", "Walker2d-v5"]
+    assert amended.outcome is not None and registered.outcome is not None
+    assert list(amended.outcome.ours) == [4, 5, 6] and list(amended.outcome.other) == [1, 2, 3]
+    assert list(registered.outcome.ours) == [1000, 1000, 1000]
+    assert amended.outcome.tost.p == pytest.approx(stats.t.sf(2 / SE, 4)) and amended.outcome.tost.p < 0.05
+    assert amended.holm_tost_p == pytest.approx(amended.outcome.tost.p) and amended.decision == "equivalent within ±5"
+    assert amended.design.family == ("Walker2d-v5",) and not isinstance(amended.outcome.bias["bias_q1"], str)
+    assert amended.ours.seeds == (2100, 2101, 2102) and amended.other.seeds == SEEDS
+
+
 def test_a_failed_run_rerun_with_its_seed_is_named_and_left_out(peer_runs: Path, tmp_path: Path) -> None:
     """A failed run dir of td3x's seed 2001 beside its complete rerun: the complete one's statistic (2) counts, and
     the seed is listed as rerun."""
@@ -229,6 +252,7 @@ def test_the_committed_file_s_designs() -> None:
     assert list(found) == [
         *(("peer", e) for e in ENVS),
         *(("bf16", e) for e in ENVS),
+        ("bf16_fp32_tanh", "Walker2d-v5"),
         ("paper_horizon", "HalfCheetah-v5"),
     ]
     peer = found["peer", "HalfCheetah-v5"]
@@ -244,6 +268,9 @@ def test_the_committed_file_s_designs() -> None:
         85.31,
         "bf16",
     )
+    amended = found["bf16_fp32_tanh", "Walker2d-v5"]  # new bf16 seeds 2100..2109 against bf16's 15 fp32 runs
+    assert amended.seeds == (tuple(range(2100, 2110)), tuple(range(2000, 2015))) and amended.family == ("Walker2d-v5",)
+    assert (amended.bound, amended.mdd, amended.precision) == (91, 87.12, "bf16")
     horizon = found["paper_horizon", "HalfCheetah-v5"]
     assert horizon.seeds == (tuple(range(4000, 4005)), ()) and (horizon.first_step, horizon.last_step) == (
         955000,

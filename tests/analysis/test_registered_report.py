@@ -141,15 +141,17 @@ def test_td3x_report_preregistration_writes_the_section_and_registered_csv(tmp_p
         ("peer", "Walker2d-v5"),
         ("bf16", CHEETAH),
         ("bf16", "Walker2d-v5"),
+        ("bf16_fp32_tanh", "Walker2d-v5"),
         ("paper_horizon", CHEETAH),
     ]
     peer = table.set_index(["section", "env"]).loc["peer"]
     assert list(peer["decision"]) == ["equivalent within ±3", "equivalence not shown"]
     assert list(peer["difference_decision"]) == ["no difference detected", "difference detected"]
     assert peer.loc[CHEETAH, "tost_p"] == pytest.approx(stats.t.sf(3 / np.sqrt(2 / 3), 4))
-    assert list(table["status"])[2:4] == ["incomplete: 3 of 6 runs"] * 2 and list(table["evaluations"]) == [
+    assert list(table["status"])[2:5] == ["incomplete: 3 of 6 runs"] * 3 and list(table["evaluations"]) == [
         2,
         2,
+        0,
         0,
         0,
         10,

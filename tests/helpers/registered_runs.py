@@ -80,6 +80,7 @@ def small_registration(tmp_path: Path, **changes: Any) -> Path:
     for env_id in ("HalfCheetah-v5", "Walker2d-v5"):
         data["peer"]["computed"][env_id].update(n_td3x=3, n_sb3=3, mdd_holm_first_step=5.0)
         data["bf16"]["computed"][env_id].update(n_per_side=3)
+    data["bf16_fp32_tanh"]["computed"]["Walker2d-v5"].update(n_fp32=3, n_bf16=3)
     data["paper_horizon"]["seeds"] = 3
     for dotted, value in changes.items():
         *keys, last = dotted.split(".")

@@ -4,6 +4,7 @@ tests: tests/analysis/test_power.py)."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -80,4 +81,6 @@ def test_the_page_quotes_the_files_numbers(registration: dict[str, Any]) -> None
             assert f"| {design['mdd_alpha']} | {design['mdd_holm_first_step']} |" in page
     quoted = {float(value) for value in re.findall(r"(?<![\w.])-?\d+\.\d+", page)}
     in_the_file = {float(value) for _, value in power.leaves(registration) if isinstance(value, float)}
-    assert quoted <= in_the_file | {0.025}, sorted(quoted - in_the_file)  # α/2 = 0.025, Holm's first step
+    # α/2 = 0.025, Holm's first step; the amendment's 3.47, where bf16 rounds tanh to 1: atanh(1 - 2⁻⁹)
+    constants = {0.025, round(math.atanh(1 - 2**-9), 2)}
+    assert quoted <= in_the_file | constants, sorted(quoted - in_the_file)
