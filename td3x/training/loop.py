@@ -16,6 +16,7 @@ them all in one call (``td3x.algo.td3``). They step in lockstep: env step t of e
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -37,6 +38,8 @@ from td3x.rundir.layout import CHECKPOINT_FILE, RunSummary
 from td3x.training.per_seed import ProcessSeed, SeedRun, process_seeds, seed_runs
 from td3x.training.progress import Progress
 from td3x.training.timing import RunClock
+
+log = logging.getLogger(__name__)
 
 # the agent's parts only training reads (a checkpoint without a buffer leaves them out: 3/4 of a TD3's floats)
 TRAINING_ONLY_PARTS = ("actor_target", "critic_target", "actor_optimizer", "critic_optimizer")
@@ -96,6 +99,7 @@ class Trainer:
         self.last_update: dict[str, list[float]] = {}  # the last recorded update's metrics, one value per seed
         self.stop_requested: str | None = None  # the signal that asked the run to stop
         self.evaluation_due = False  # step's evaluation not yet made (a resumed run whose evaluation a stop cut)
+        self.frozen_actors: set[int] = set()  # the seeds warned of an actor gradient of exactly 0 (once each)
         self.clock = RunClock()  # wall time and each phase's seconds; `with self.clock.timed(phase)` times a phase
         self.progress = Progress(config.run.total_steps, config.update_start, config.run.eval_every)
 
@@ -231,6 +235,7 @@ class Trainer:
                         f"non-finite {name}={value} for seed {seed.config.seed} at env step {self.step} "
                         f"(update {self.agent.num_updates}); the last good checkpoint is kept"
                     )
+        self._warn_of_frozen_actors()
         wall = self.clock.wall_time()
         shared = {
             "updates": float(self.agent.num_updates),
@@ -243,6 +248,20 @@ class Trainer:
             update_metrics = {name: values[k] for name, values in self.last_update.items()}
             seed.loggers.log_train(seed.training_row(update_metrics) | shared, self.step)
         self.progress.advance(self.step)
+
+    def _warn_of_frozen_actors(self) -> None:
+        """Once per seed, a warning when a log row's actor gradient is exactly 0: tanh(x) = ±1 at every output of
+        the batch (in bf16 past |x| = 3.47, in fp32 past about 9), so the actor learns nothing from it, and an
+        actor that stays there never moves again."""
+        norms = self.last_update.get("actor_grad_norm")  # none before the first actor step
+        for seed, norm in zip(self.seeds, norms or [], strict=norms is not None):
+            if norm == 0.0 and seed.index not in self.frozen_actors:
+                self.frozen_actors.add(seed.index)
+                log.warning(
+                    f"seed {seed.config.seed}: the actor's gradient is exactly 0 at env step {self.step} (update "
+                    f"{self.agent.num_updates}): every action of the batch is saturated (tanh = ±1), so the actor "
+                    "is not learning from it (warned once per seed; actor_grad_norm in metrics.jsonl follows it)"
+                )
 
     def _summary(self, seed: SeedRun, status: str, **outcome: str) -> RunSummary:
         return seed.summary(status, self.step, self.agent.num_updates, self.clock.wall_time(), **outcome)

@@ -379,3 +379,24 @@ def test_a_checkpoint_between_log_rows_keeps_the_last_actor_steps_metrics(
     assert list(resumed.last_update.items()) == list(straight.last_update.items())
     for trainer in (straight, resumed):
         trainer.close("complete")
+
+
+def test_an_actor_with_a_gradient_of_exactly_0_is_warned_of_once(
+    make_config: MakeConfig, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Seed 1's output layer set to x = 20 everywhere: tanh(20) is 1 in fp32, its gradient 1 - 1² exactly 0, so
+    that actor never moves; seed 0 learns. One warning, naming seed 1, though every log row after shows the 0."""
+    config = make_config(*TINY, "run.num_seeds=2", "run.total_steps=600", "env.random_steps=100", "run.log_every=100")
+    trainer = Trainer(config, tmp_path)
+    last = trainer.agent.actor.layers[-1]
+    with torch.no_grad():
+        last.weight[1].zero_()
+        last.bias[1].fill_(20.0)
+    with caplog.at_level("WARNING", logger="td3x.training.loop"):
+        trainer.train()
+    trainer.close("complete")
+    warnings = [record.getMessage() for record in caplog.records if "gradient is exactly 0" in record.getMessage()]
+    assert len(warnings) == 1 and warnings[0].startswith(f"seed {config.seed + 1}: ")
+    rows = [json.loads(line) for line in (tmp_path / f"seed_{config.seed + 1}" / "metrics.jsonl").open()]
+    assert [row["actor_grad_norm"] for row in rows if "actor_grad_norm" in row] == [0.0] * 5
+    assert torch.equal(last.bias[1], torch.full_like(last.bias[1], 20.0))  # it never moved
