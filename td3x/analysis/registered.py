@@ -15,7 +15,8 @@ the tests; ``registered_tables`` prints them.
   without a complete test counts as p = 1, and no verdict is given until every member is complete); Welch's
   two-sided difference test, Holm-adjusted over the same family, with the file's MDD beside it; descriptive: the
   exact permutation test of the difference of means (as registered), the statistic with the warm-up evaluations
-  in, the return at the last step, bf16's overestimation bias, and the 1M runs' Table 1 maximum.
+  in, the return at the last step, bf16's overestimation bias and its runs' frozen actors, and the 1M runs' Table 1
+  maximum.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ class Outcome:
         bias: the bf16 sections only: per bias column, Welch of its mean over the same evaluations, or why there is
             none.
         table1: paper_horizon only: Table 1's max average return, ours and the authors'.
+        frozen_actors: the bf16 sections only: how many runs of each side (ours, other's) logged an actor gradient
+            of exactly 0 at their last log row (tanh = ±1 at every action of the batch: an actor that no longer
+            learns); None elsewhere.
     """
 
     ours: np.ndarray
@@ -100,6 +104,7 @@ class Outcome:
     at_end: Welch
     bias: dict[str, Welch | str] = field(default_factory=dict)
     table1: tuple[float, float] | None = None
+    frozen_actors: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -278,9 +283,16 @@ def outcome(design: Design, ours: Side, other: Side) -> Outcome:
         table1 = None
     test = welch(x, y, *levels)
     tested = tost(test, Bound(design.bound, design.bound_origin, registered_test=True), design.mdd)
-    bias = _bias(design, ours, other) if design.precision == "bf16" else {}
+    bf16 = design.precision == "bf16"
+    bias = _bias(design, ours, other) if bf16 else {}
+    frozen = (_frozen_actors(ours), _frozen_actors(other)) if bf16 else None
     permutation = mean_difference_permutation_test(x, y)
-    return Outcome(x, y, steps, test, tested, permutation, warmup_in, at_end, bias, table1)
+    return Outcome(x, y, steps, test, tested, permutation, warmup_in, at_end, bias, table1, frozen)
+
+
+def _frozen_actors(side: Side) -> int:
+    """How many of the side's runs logged an actor gradient of exactly 0 at their last log row."""
+    return sum(run.last_logged("actor_grad_norm") == 0.0 for run in side.complete)
 
 
 def _warmup_in(side: Side, last: int) -> np.ndarray:

@@ -75,6 +75,8 @@ def registered_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
         **_welch_columns(tests, "warmup_in", lambda o: o.warmup_in),
         **_welch_columns(tests, "at_last_step", lambda o: o.at_end),
         **{name: values for column in BIAS_COLUMNS for name, values in _bias_columns(tests, column).items()},
+        "frozen_actors_ours": _numbers(tests, lambda o: o.frozen_actors[0] if o.frozen_actors else NAN),
+        "frozen_actors_other": _numbers(tests, lambda o: o.frozen_actors[1] if o.frozen_actors else NAN),
         "table1_ours": _numbers(tests, lambda o: o.table1[0] if o.table1 else NAN),
         "table1_other": _numbers(tests, lambda o: o.table1[1] if o.table1 else NAN),
         "table1_mean_at_5_of_their_seeds": [t.design.table1_at_5 for t in tests],
@@ -170,6 +172,10 @@ def descriptive_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
     if any(t.outcome and t.outcome.bias for t in tests):
         for column in BIAS_COLUMNS:
             columns[f"{column}: bf16 − fp32 [90% CI]"] = _numbers(tests, _bias_cell(column), "n/a")
+    if any(t.outcome and t.outcome.frozen_actors for t in tests):
+        columns["actors with a gradient of exactly 0 at the last log row: ours; other's"] = _numbers(
+            tests, _frozen_text, "n/a"
+        )
     if any(t.outcome and t.outcome.table1 for t in tests):
         columns["Table 1 max average return: ours; the authors' (biased upward at 5 seeds against 10)"] = _numbers(
             tests, lambda o: _table1_text(o.table1), "n/a"
@@ -214,6 +220,13 @@ def _bias_text(bias: dict[str, Welch | str], column: str) -> str:
     if not isinstance(found, Welch):
         return found or "n/a"
     return f"{signed(found.difference)} [{number(found.low90)}, {number(found.high90)}]"
+
+
+def _frozen_text(outcome: Outcome) -> str:
+    if outcome.frozen_actors is None:
+        return "n/a"
+    ours, other = outcome.frozen_actors
+    return f"{ours} of {len(outcome.ours)}; {other} of {len(outcome.other)}"
 
 
 def _table1_text(table1: tuple[float, float] | None) -> str:

@@ -21,11 +21,13 @@ from td3x.host.provenance import kernels as sitting_kernels
 from td3x.rundir.layout import (
     CONFIG_FILE,
     EVAL_FILE,
+    METRICS_FILE,
     PROVENANCE_FILE,
     SUMMARY_FILE,
     RunFileError,
     config_int,
     read_json_mapping,
+    read_jsonl,
     walk_runs,
 )
 from td3x.rundir.state import incomplete_reason
@@ -133,6 +135,11 @@ class Run:
     def column(self, name: str) -> np.ndarray | None:
         """An eval.csv column as floats, or None when this run did not log it."""
         return self.evals[name].to_numpy(dtype=np.float64) if name in self.evals else None
+
+    def last_logged(self, name: str) -> float | None:
+        """The last value of training metric ``name`` in ``metrics.jsonl``; None without the file or the metric."""
+        values = [row[name] for row in read_jsonl(self.path / METRICS_FILE) if name in row]
+        return float(values[-1]) if values else None
 
 
 def find_runs(paths: Iterable[Path | str]) -> list[Run]:

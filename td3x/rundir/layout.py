@@ -180,6 +180,30 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The rows of a ``metrics.jsonl``; [] when there is none.
+
+    Raises:
+        RunFileError: unreadable, or a line that is no JSON object.
+    """
+    if not path.exists():
+        return []
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise _unreadable(path, error) from error
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise RunFileError(f"{path} line {number} is not valid JSON: {error.msg}") from error
+        if not isinstance(row, dict):
+            raise RunFileError(f"{path} line {number} does not hold a JSON object")
+        rows.append(row)
+    return rows
+
+
 def read_json_mapping(path: Path) -> dict[str, Any]:
     """A JSON file that must hold an object (``summary.json``, ``provenance.json``).
 

@@ -31,6 +31,7 @@ from td3x.rundir.layout import (
     SUMMARY_FILE,
     WANDB_DIR,
     RunSummary,
+    read_jsonl,
     read_yaml_mapping,
     write_json_atomic,
 )
@@ -255,11 +256,6 @@ class RunLoggers:
         if resumable:
             self.wandb.mark_preempting()
         self.wandb.finish(exit_code)
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The rows of a ``metrics.jsonl``; [] when there is none."""
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def read_csv_floats(path: Path) -> list[dict[str, float]]:

@@ -19,6 +19,7 @@ every comparison (t₄'s 95% point 2.1318: the 90% interval is the difference ±
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from scipy import stats
 from td3x.analysis.equivalence import NOT_SHOWN
 from td3x.analysis.registered import RegisteredRunsError, RegisteredTest, registered_tests
 from td3x.analysis.registered_design import designs
-from td3x.analysis.registered_tables import registered_frame
+from td3x.analysis.registered_tables import descriptive_frame, registered_frame
 from td3x.analysis.registration import (
     REGISTERED_AGENT,
     REGISTERED_HORIZON_FIRST_SEED,
@@ -212,6 +213,26 @@ def test_the_amendment_judges_only_its_new_bf16_seeds_in_a_family_of_one(peer_ru
     assert amended.holm_tost_p == pytest.approx(amended.outcome.tost.p) and amended.decision == "equivalent within ±5"
     assert amended.design.family == ("Walker2d-v5",) and not isinstance(amended.outcome.bias["bias_q1"], str)
     assert amended.ours.seeds == (2100, 2101, 2102) and amended.other.seeds == SEEDS
+
+
+def test_a_bf16_comparison_counts_the_actors_frozen_at_their_last_log_row(peer_runs: Path, tmp_path: Path) -> None:
+    """bf16 seed 2000's actor gradient is 0 at its last log row (frozen); seed 2001's was 0 and moved again; seed
+    2002 logged none (SB3-like): one frozen bf16 actor of 3, none of fp32's. The peer comparison counts none."""
+    for value, seed in enumerate(SEEDS, start=2):
+        run = write_registered_run(peer_runs, "HalfCheetah-v5", seed, value, precision="bf16")
+        norms = {2000: [0.5, 0.0, 0.0], 2001: [0.0, 0.0, 0.3], 2002: []}[seed]
+        lines = [json.dumps({"step": 1000 * i, "actor_grad_norm": norm}) for i, norm in enumerate(norms, start=1)]
+        (run / "metrics.jsonl").write_text("".join(line + "\n" for line in lines))
+    found = comparisons(peer_runs, small_registration(tmp_path))
+    cheetah = found["bf16", "HalfCheetah-v5"]
+    assert cheetah.outcome is not None and cheetah.outcome.frozen_actors == (1, 0)
+    frame = descriptive_frame([cheetah])
+    assert frame["actors with a gradient of exactly 0 at the last log row: ours; other's"].tolist() == [
+        "1 of 3; 0 of 3"
+    ]
+    assert registered_frame([cheetah])[["frozen_actors_ours", "frozen_actors_other"]].values.tolist() == [[1, 0]]
+    peer = found["peer", "HalfCheetah-v5"]
+    assert peer.outcome is not None and peer.outcome.frozen_actors is None
 
 
 def test_a_failed_run_rerun_with_its_seed_is_named_and_left_out(peer_runs: Path, tmp_path: Path) -> None:

@@ -163,3 +163,28 @@ def test_td3x_report_preregistration_writes_the_section_and_registered_csv(tmp_p
     assert main([*command, "--out", str(tmp_path / "without")]) == 0
     assert not (tmp_path / "without" / "registered.csv").exists()
     assert "Pre-registered tests" not in (tmp_path / "without" / "report.md").read_text()
+
+
+def test_td3x_report_refuses_registered_runs_it_cannot_judge_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two complete runs of one registered seed, then a bf16 run whose metrics.jsonl has a broken line: exit 2, one
+    line naming the seed or the file and line, no traceback, nothing written."""
+    root, registration = tmp_path / "runs", small_registration(tmp_path)
+    for seed in range(2000, 2003):
+        write_registered_run(root, CHEETAH, seed, 1.0)
+    write_registered_run(tmp_path / "again" / "runs", CHEETAH, 2001, 7.0)
+    command = ["--plotly", "none", "--preregistration", str(registration), "--out", str(tmp_path / "out")]
+    assert main([str(root), str(tmp_path / "again"), *command]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(
+        "report error: two complete registered td3x runs of seed 2001: "
+    )
+    bf16 = [write_registered_run(root, CHEETAH, seed, 1.0, precision="bf16") for seed in range(2000, 2003)]
+    (bf16[1] / "metrics.jsonl").write_text('{"step": 1000, "actor_grad_norm": 0.5}\n{"step": 2000, "actor_')
+    assert main([str(root), *command]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        f"report error: {bf16[1] / 'metrics.jsonl'} line 2 is not valid JSON: Unterminated string starting at"
+    )
+    assert not (tmp_path / "out").exists()
