@@ -260,6 +260,27 @@ def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_
             assert commit and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
 
 
+def test_an_amendment_s_runs_record_a_commit_descending_from_the_one_that_added_it() -> None:
+    """A section added later (it holds an ``amendment`` key) judges only runs of code from its own commit on."""
+    registration = read_registration(REGISTRATION)
+    amendments = [
+        name for name, section in registration.data.items() if isinstance(section, dict) and "amendment" in section
+    ]
+    assert amendments == ["bf16_fp32_tanh"]
+    if registration_commit() is None:
+        pytest.skip("needs the repository's full git history")
+    for test in registered_tests(registration, find_runs([RESULTS])):
+        if test.design.section not in amendments:
+            continue
+        log = git("log", "--format=%H", f"-G^{test.design.section}:", "--", REGISTRATION.name).stdout.split()
+        added = log[-1]  # the oldest commit that touched the section's first line: the one adding it
+        assert not descends(f"{added}~1", added)
+        for run in test.ours.runs:  # its new runs; the other side is an earlier comparison's
+            for sitting in run.sittings:
+                commit = sitting.get("git_commit")
+                assert commit and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
+
+
 def test_the_registered_peer_runs_are_committed_complete_with_their_files_only_and_all_judged() -> None:
     """Every run under peer_registered/ is complete, holds the five small files and enters a registered comparison
     (its seed and config are the registered ones): nothing is committed there that no test judges. That holds for
