@@ -7,13 +7,18 @@ can mark it: nothing is averaged or dropped silently.
 
 Runs of the same ``paper_row`` and env whose configs differ in a key that changes results (e.g. a sweep over
 ``agent.tau``) are different experiments: they become separate rows, labelled by the differing keys.
+
+A pre-registration (``td3x-report --preregistration``) says more about the runs it registers (``Registered``):
+the seeds each side was registered with are the seeds its cell expects (not every seed found on the env), and an
+amendment's runs, of another section's config but new code, get a row of their own, named by the amendment.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from td3x.analysis.paper import TD3_ROW, paper_env, paper_tables, table2_rows
 from td3x.analysis.runs import Run
@@ -89,6 +94,20 @@ class Grid:
         return max(td3_rows, key=lambda label: sum(cell_row == label for cell_row, _ in self.cells))
 
 
+@dataclass(frozen=True)
+class Registered:
+    """What a pre-registration fixes about one of its runs, for the general tables.
+
+    Attributes:
+        seeds: the registered seeds of the run's side (of every side it is in): the seeds its cell expects.
+        arm: the amendment whose run it is (:attr:`td3x.analysis.registered_design.Design.arm`): its row's name
+            ends in it, as the run's config is another row's; None for the other registered runs.
+    """
+
+    seeds: frozenset[int]
+    arm: str | None = None
+
+
 def result_keys(run: Run) -> dict[str, str]:
     """The run's config keys that can change its results: all but :data:`td3x.config.inert.REPORT_INERT` (where and
     how it ran and was logged, the table's own axes: row, env, seed, and the group choices, whose values are in
@@ -157,21 +176,29 @@ def _label(paper_row: str, values: dict[str, str], shown: set[str]) -> str:
     return f"{paper_row} [{', '.join(f'{key}={values.get(key)}' for key in sorted(shown))}]"
 
 
-def make_grid(runs: list[Run]) -> Grid:
+def make_grid(runs: list[Run], registered: Mapping[Path, Registered] | None = None) -> Grid:
     """Group runs into cells (row × env); rows in Table 2's order, envs in the paper's, the others after.
 
     Args:
         runs: every run found, complete or not.
+        registered: what a pre-registration fixes about the runs it registers, by run dir (none without one).
     """
-    labels = row_labels(runs)
+    registered = registered or {}
+    labels = [
+        label
+        if run.path not in registered or registered[run.path].arm is None
+        else f"{label} ({registered[run.path].arm})"
+        for run, label in zip(runs, row_labels(runs), strict=True)
+    ]
     members: dict[tuple[str, str], list[Run]] = defaultdict(list)
     for run, label in zip(runs, labels, strict=True):
         members[(label, run.env_id)].append(run)
-    seeds_on_env: dict[str, set[int]] = defaultdict(set)
+    unregistered_seeds: dict[str, set[int]] = defaultdict(set)
     for run in runs:
-        seeds_on_env[run.env_id].add(run.seed)
+        if run.path not in registered:
+            unregistered_seeds[run.env_id].add(run.seed)
     cells = {
-        (label, env_id): make_cell(label, env_id, group, expected_seeds(group, seeds_on_env[env_id]))
+        (label, env_id): make_cell(label, env_id, group, expected_seeds(group, unregistered_seeds[env_id], registered))
         for (label, env_id), group in members.items()
     }
     rows = sorted({label for label, _ in cells}, key=lambda label: _row_order(label, cells))
@@ -179,18 +206,23 @@ def make_grid(runs: list[Run]) -> Grid:
     return Grid(rows, envs, cells)
 
 
-def expected_seeds(runs: list[Run], env_seeds: set[int]) -> set[int]:
-    """The seeds a cell should have: those of every run on its env, but only its own for a seed study's one-seed
-    conditions (``evaluation`` and the repeats train one seed, ``run.num_seeds=1``, by design).
+def expected_seeds(runs: list[Run], env_seeds: set[int], registered: Mapping[Path, Registered]) -> set[int]:
+    """The seeds a cell should have: its registered runs' registered seeds, and, where it has runs no
+    pre-registration registers, the seeds of every such run on its env; but only its own for a seed study's
+    one-seed conditions (``evaluation`` and the repeats train one seed, ``run.num_seeds=1``, by design).
 
     Args:
         runs: the cell's runs.
-        env_seeds: the seeds of every run on the cell's env.
+        env_seeds: the seeds of every unregistered run on the cell's env.
+        registered: what a pre-registration fixes about the runs it registers, by run dir.
     """
     one_seed_study = all(
         (run.config.get("choices") or {}).get(STUDY_GROUP) is not None and run.num_seeds == 1 for run in runs
     )
-    return {run.seed for run in runs} if one_seed_study else env_seeds
+    if one_seed_study:
+        return {run.seed for run in runs}
+    expected = set().union(*(registered[run.path].seeds for run in runs if run.path in registered))
+    return expected | env_seeds if any(run.path not in registered for run in runs) else expected
 
 
 def make_cell(row: str, env_id: str, runs: Iterable[Run], expected_seeds: set[int]) -> Cell:

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
+from td3x.analysis.cells import Registered
 from td3x.analysis.equivalence import EQUIVALENT, NOT_SHOWN, Bound, Tost, tost
 from td3x.analysis.metrics import max_average_return, return_at
 from td3x.analysis.paper import TD3_ROW, authors_curves, authors_statistic, authors_steps
@@ -265,6 +267,21 @@ def registered_tests(registration: Registration, runs: list[Run]) -> list[Regist
         complete = not design.pending and not ours.missing and not other.missing
         found.append(RegisteredTest(design, ours, other, outcome(design, ours, other) if complete else None))
     return _holm(found, {(design.section, design.env_id) for design in registered if design.not_run})
+
+
+def registered_runs(tests: list[RegisteredTest]) -> dict[Path, Registered]:
+    """What the registration fixes about each run its tests found, for the report's general tables: its side's
+    registered seeds (a run in several sections' sides, e.g. the fp32 runs of peer and bf16: all of theirs), and
+    its amendment (our side of a design with an ``arm``)."""
+    seeds: dict[Path, set[int]] = {}
+    arms: dict[Path, str] = {}
+    for test in tests:
+        for side in (test.ours, test.other):
+            for run in side.runs:
+                seeds.setdefault(run.path, set()).update(side.seeds)
+        if test.design.arm is not None:
+            arms.update({run.path: test.design.arm for run in test.ours.runs})
+    return {path: Registered(frozenset(found), arms.get(path)) for path, found in seeds.items()}
 
 
 def outcome(design: Design, ours: Side, other: Side) -> Outcome:

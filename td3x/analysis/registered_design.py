@@ -44,6 +44,11 @@ class Design:
         not_run: the file registers the env as not run (peer.computed.<env>.decision): no test will come, and its
             family does not wait for it.
         table1_at_5: paper_horizon: the file's table1_mean_at_5_of_their_seeds.
+        assumed_sd: the SD of the statistic over seeds the design assumed for our side and the other (the file's
+            pilots'; the authors' for both at the paper's horizon), from which its MDD and power follow.
+        arm: an amendment's section, whose runs of our side share their config with another section's runs but
+            not their code (bf16_fp32_tanh: bf16 after the change to the actor's tanh): the report's general tables
+            give them a row of their own, named by it; None elsewhere.
     """
 
     section: str
@@ -61,6 +66,8 @@ class Design:
     pending: str = ""
     not_run: bool = False
     table1_at_5: float | None = None
+    assumed_sd: tuple[float, float] = (float("nan"), float("nan"))
+    arm: str | None = None
 
     @property
     def bound_origin(self) -> str:
@@ -119,6 +126,7 @@ def _peer(registration: Registration, env_id: str, alpha: float) -> Design:
         alpha,
         pending,
         not_run,
+        assumed_sd=(_number(pilots[0], "sd"), _number(pilots[1], "sd")),
     )
 
 
@@ -140,6 +148,7 @@ def _bf16(registration: Registration, env_id: str, alpha: float) -> Design:
         "family of two)",
         _family(registration, "bf16"),
         alpha,
+        assumed_sd=(sd, sd),
     )
 
 
@@ -165,6 +174,8 @@ def _bf16_fp32_tanh(registration: Registration, env_id: str, alpha: float) -> De
         "(a family of one)",
         _family(registration, "bf16_fp32_tanh"),
         alpha,
+        assumed_sd=(sd, sd),
+        arm="bf16_fp32_tanh",
     )
 
 
@@ -185,4 +196,5 @@ def _horizon(registration: Registration, alpha: float) -> Design:
         _family(registration, "paper_horizon"),
         alpha,
         table1_at_5=float(registration.value("paper_horizon.computed.table1_mean_at_5_of_their_seeds")),
+        assumed_sd=(sd, sd),
     )

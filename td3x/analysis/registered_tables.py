@@ -68,6 +68,10 @@ def registered_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
         "difference_decision": [t.difference_decision for t in tests],
         "mdd": [t.design.mdd for t in tests],
         "mdd_design": [t.design.mdd_design for t in tests],
+        "sd_ours": _numbers(tests, lambda o: _sd(o.ours)),
+        "sd_other": _numbers(tests, lambda o: _sd(o.other)),
+        "sd_assumed_ours": [t.design.assumed_sd[0] for t in tests],
+        "sd_assumed_other": [t.design.assumed_sd[1] for t in tests],
         "family": [" ".join(t.design.family) for t in tests],
         "permutation_p": _numbers(tests, lambda o: o.permutation.p),
         "permutation_smallest_p": _numbers(tests, lambda o: o.permutation.smallest),
@@ -168,6 +172,7 @@ def descriptive_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
             tests, lambda o: difference_text(o.warmup_in) if o.warmup_in else "n/a", "n/a"
         ),
         "at the last step: ours − other [95% CI]": _numbers(tests, lambda o: difference_text(o.at_end), "n/a"),
+        "the statistic's SD: ours; other's (the design assumed)": [_sd_text(t) for t in tests],
     }
     if any(t.outcome and t.outcome.bias for t in tests):
         for column in BIAS_COLUMNS:
@@ -220,6 +225,18 @@ def _bias_text(bias: dict[str, Welch | str], column: str) -> str:
     if not isinstance(found, Welch):
         return found or "n/a"
     return f"{signed(found.difference)} [{number(found.low90)}, {number(found.high90)}]"
+
+
+def _sd_text(test: RegisteredTest) -> str:
+    assumed = "; ".join(map(number, test.design.assumed_sd))
+    if test.outcome is None:
+        return f"n/a ({assumed})"
+    return f"{number(_sd(test.outcome.ours))}; {number(_sd(test.outcome.other))} ({assumed})"
+
+
+def _sd(values: np.ndarray) -> float:
+    """The sample SD over seeds (n − 1), as the design's assumed SD is one; NaN below two values."""
+    return float(np.std(values, ddof=1)) if len(values) > 1 else NAN
 
 
 def _frozen_text(outcome: Outcome) -> str:
@@ -280,7 +297,9 @@ def _intro(tests: list[RegisteredTest]) -> str:
         "difference test is never read as equivalence: only TOST shows equivalence, and only that the difference "
         "is smaller than the bound, never that there is none. Descriptive, with no verdict: the exact permutation "
         "test of the difference of means over every relabelling of the pooled seeds (as registered; smallest "
-        "possible p beside it), the statistic with the warm-up evaluations in, and the return at the last step. "
+        "possible p beside it), the statistic with the warm-up evaluations in, the return at the last step, and "
+        "each side's SD of the statistic over its seeds, beside the SD the MDD's design assumed: an SD above it "
+        "leaves the tests less power than registered. "
         "*CPU; commits*: each side's runs' CPU capability "
         "and the code commits they record (provenance.json; whether each descends from the commit adding the "
         "pre-registration is a question for the repository's git history, which this report does not read). "

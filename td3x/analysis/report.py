@@ -37,7 +37,7 @@ from td3x.analysis.equivalence import BoundRule
 from td3x.analysis.fidelity import Fidelity
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS
 from td3x.analysis.peer import PeerComparison
-from td3x.analysis.registered import RegisteredTest, registered_tests
+from td3x.analysis.registered import RegisteredTest, registered_runs, registered_tests
 from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_sources import SourceStudy
@@ -144,7 +144,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         registered_study = None if registration is None else judge_registered(runs, registration)
     except ValueError as error:
         raise ReportError(str(error)) from error
-    grid = make_grid(runs)
+    grid = make_grid(runs, registered_runs(registered))
     at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
     stats = {}  # in display order (rows, then envs): every table, plot and study follows it
     for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):

@@ -11,11 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from helpers.registered_runs import HORIZON_STEPS, PREREGISTRATION, small_registration, write_registered_run
 from scipy import stats
 
+from td3x.analysis.cells import make_grid
 from td3x.analysis.paper import authors_curves, authors_statistic
-from td3x.analysis.registered import RegisteredTest, registered_tests
+from td3x.analysis.registered import RegisteredTest, registered_runs, registered_tests
 from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import find_runs
 from td3x.analysis.two_sample import MAX_POOLED, mean_difference_permutation_test
@@ -90,6 +92,45 @@ def test_the_committed_file_on_its_registered_runs(tmp_path: Path) -> None:
     assert len(horizon.outcome.steps) == 10 and horizon.design.mdd == 1510.17
 
 
+def test_the_general_tables_keep_an_amendment_s_runs_apart_and_expect_each_side_s_registered_seeds(
+    tmp_path: Path,
+) -> None:
+    """bf16 runs of seeds 2000..2002 (the bf16 comparison's, old code) and 2100..2102 (the amendment's: the same
+    config, new code), fp32 runs of 2000..2002 on Walker2d-v5, and on HalfCheetah-v5 td3x's 2000..2002 against
+    SB3's 2000..2004 (n_sb3 = 5). Without the registration the grid pools the two bf16 codes into one cell of six
+    seeds and marks the fp32 cells as lacking 2100..2102 and 2003..2004; with it, the amendment's runs are a row
+    of their own and no cell lacks a seed; a registered seed without a run is marked, even one no run on the env
+    has."""
+    root = tmp_path / "runs"
+    for seed in range(2000, 2003):
+        write_registered_run(root, "Walker2d-v5", seed, 400.0, precision="fp32")
+        write_registered_run(root, "Walker2d-v5", seed, 100.0, precision="bf16")
+        write_registered_run(root, "Walker2d-v5", seed + 100, 450.0, precision="bf16")
+        write_registered_run(root, CHEETAH, seed, 3000.0, precision="fp32")
+    for seed in range(2000, 2005):
+        write_registered_run(root, CHEETAH, seed, 3100.0, paper_row="SB3 TD3")
+    runs = find_runs([root])
+    pooled = make_grid(runs)
+    bf16, fp32 = "TD3 [run.precision=bf16]", "TD3 [run.precision=fp32]"
+    assert pooled.rows == [bf16, fp32, "SB3 TD3"]
+    assert pooled.cells[bf16, "Walker2d-v5"].seeds == [2000, 2001, 2002, 2100, 2101, 2102]
+    assert pooled.cells[fp32, "Walker2d-v5"].missing_seeds == (2100, 2101, 2102)
+    assert pooled.cells[fp32, CHEETAH].missing_seeds == (2003, 2004)
+    registration = small_registration(tmp_path, **{"peer.computed.HalfCheetah-v5.n_sb3": 5})
+    tests = registered_tests(read_registration(registration), runs)
+    grid = make_grid(runs, registered_runs(tests))
+    amendment = f"{bf16} (bf16_fp32_tanh)"
+    assert grid.rows == [bf16, amendment, fp32, "SB3 TD3"]
+    assert grid.cells[bf16, "Walker2d-v5"].seeds == [2000, 2001, 2002]
+    assert grid.cells[amendment, "Walker2d-v5"].seeds == [2100, 2101, 2102]
+    assert not any(cell.flagged for cell in grid.cells.values())
+    assert grid.cells[("SB3 TD3", CHEETAH)].seeds == [2000, 2001, 2002, 2003, 2004]
+    six = small_registration(tmp_path, **{"peer.computed.HalfCheetah-v5.n_sb3": 6})  # a registered seed no run has
+    lacking = make_grid(runs, registered_runs(registered_tests(read_registration(six), runs)))
+    assert [key for key, cell in lacking.cells.items() if cell.flagged] == [("SB3 TD3", CHEETAH)]
+    assert lacking.cells["SB3 TD3", CHEETAH].missing_seeds == (2005,)
+
+
 def listed_permutation_test(x: list[float], y: list[float]) -> tuple[float, float]:
     """The registered permutation test by listing every relabelling: its p and smallest possible p."""
     pooled, n = np.array(x + y), len(x)
@@ -148,6 +189,9 @@ def test_td3x_report_preregistration_writes_the_section_and_registered_csv(tmp_p
     assert list(peer["decision"]) == ["equivalent within ±3", "equivalence not shown"]
     assert list(peer["difference_decision"]) == ["no difference detected", "difference detected"]
     assert peer.loc[CHEETAH, "tost_p"] == pytest.approx(stats.t.sf(3 / np.sqrt(2 / 3), 4))
+    assert list(peer["sd_ours"]) == list(peer["sd_other"]) == [1.0, 1.0]  # returns 1, 2, 3 a side (+10)
+    pilots = yaml.safe_load(registration.read_text())["peer"]["computed"]
+    assert list(peer["sd_assumed_other"]) == [pilots[env]["sb3_pilot"]["sd"] for env in (CHEETAH, "Walker2d-v5")]
     assert list(table["status"])[2:5] == ["incomplete: 3 of 6 runs"] * 3 and list(table["evaluations"]) == [
         2,
         2,
