@@ -7,6 +7,9 @@ A sweep is paid in core-hours (a cluster or joblib runs one job per core), so th
 per core: all K seeds' env steps over the wall time and the threads. Both learners get the same hyper-parameters
 (the td3x preset's network, learning rates, batch, τ, d, σ̃, c, exploration noise and buffer), the same torch
 threads and the same 1000-step random warm-up per seed; only the learning phase is timed, with no evaluation.
+Denormal floats are flushed to zero in the whole process, as td3x-train flushes them, so SB3 runs flushed too:
+one process cannot give the two learners different settings, and over these short windows from fresh weights
+few denormals arise either way.
 ``--precisions`` adds td3x rows in ``run.precision=bf16`` (SB3 stays fp32); bf16 is measured wherever asked, and
 marked ``emulated`` where td3x-train would refuse it (a CPU without avx512_bf16 or amx_bf16).
 
@@ -40,9 +43,10 @@ from hydra import compose, initialize_config_dir
 
 import td3x.algo.td3
 from td3x.algo.precision import problems as precision_problems
-from td3x.config.enums import Precision
+from td3x.config.enums import Numerics, Precision
 from td3x.config.hydra import CONF_DIR, register_configs, to_typed
 from td3x.config.schema import TrainConfig
+from td3x.host import numerics
 from td3x.host.provenance import cpu_flags
 from td3x.training.loop import Trainer
 
@@ -301,9 +305,12 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=".*precision lowered by casting to float32")  # Hopper's Box, via SB3
     register_configs()
+    numerics.apply(Numerics.native)  # as td3x-train: denormals flushed, from before either learner's first step
     print(
         f"Hopper-v5, learning phase after {WARMUP} random steps a seed: td3x {args.steps} steps a seed, SB3 "
-        f"{args.sb3_steps}; {args.repeats} repetitions; torch {torch.__version__}"
+        f"{args.sb3_steps}; {args.repeats} repetitions; torch {torch.__version__}; denormals "
+        f"{'flushed to zero' if numerics.denormals_flushed() else 'kept'}, as td3x-train does, for both learners "
+        "(one process)"
     )
     cells = run_table(args)
     print_table(cells)

@@ -30,8 +30,9 @@ from torch import Tensor
 from torch.autograd.profiler_util import FunctionEvent
 from torch.profiler import ProfilerActivity, profile
 
-from td3x.config.enums import Precision
+from td3x.config.enums import Numerics, Precision
 from td3x.config.hydra import register_configs
+from td3x.host import numerics
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
 MATMUL_DTYPES = {Precision.fp32: torch.float32, Precision.bf16: torch.bfloat16}  # run.precision's matmuls
@@ -128,6 +129,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=20, help="ops shown, by self CPU time")
     args = parser.parse_args()
     register_configs()
+    numerics.apply(Numerics.native)  # as td3x-train: denormals flushed
     config = td3x_config(
         args.preset, args.threads, steps=0, seeds=args.seeds, extra=[f"run.precision={args.precision}"]
     )

@@ -175,6 +175,14 @@ def flush_denormals() -> None:
     torch.set_flush_denormal(True)
 
 
+def denormals_flushed() -> bool:
+    """Whether this thread computes denormals as zero (after :func:`flush_denormals`), read off a product."""
+    import torch
+
+    smallest_normal = torch.finfo(torch.float32).tiny
+    return bool((torch.tensor(smallest_normal) / 4 * 1.0).item() == 0.0)
+
+
 def _check_startup_pins() -> None:
     if startup_pinned():
         return

@@ -25,6 +25,7 @@ def test_the_table_has_a_row_per_precision_and_each_precision_is_profiled() -> N
         [sys.executable, "bench_sps.py", *arguments], cwd=SCRIPTS, capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 0, result.stderr
+    assert "denormals flushed to zero, as td3x-train does" in result.stdout.splitlines()[0]
     bf16 = "bf16 (emulated)" if problems(Precision.bf16, torch.device("cpu"), cpu_flags()) else "bf16"
     rows = [line.split() for line in result.stdout.splitlines() if line.startswith("td3_paper ")]
     assert [" ".join(row[1:-8]) for row in rows] == ["fp32", bf16]
