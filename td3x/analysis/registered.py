@@ -3,7 +3,8 @@ TD3), ``bf16`` (td3x in bf16 against fp32; its amendment ``bf16_fp32_tanh``, bf1
 on new seeds) and ``paper_horizon`` (td3x at 1M steps against the authors' 10 seeds)
 comparisons, judged exactly as ``docs/results/preregistration.yaml`` registers them. Every number (seeds, bound,
 α, family, MDD, steps) is read from the file (``registration``); this module finds the registered runs and computes
-the tests; ``registered_tables`` prints them.
+the tests; ``registered_tables`` prints them. ``registered_runs`` tells the report's other tables what the file
+fixes about the runs it found: their sides' seeds, and which are an amendment's.
 
 - **The runs**: per comparison and env, each side's registered config and seeds (``sides``). Runs with
   other seeds, lengths or configs never enter a test. A comparison none of whose registered runs is in the folder

@@ -70,8 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a pre-registration file (docs/results/preregistration.yaml): the fidelity and peer tables' "
         "equivalence bounds are the ones it registers (peer.computed.<env>.bound), else its post-hoc rule "
         "(peer.bound_fraction x the reference's mean), and the seed-sources section states the seed study's post-hoc "
-        f"power from it (post_hoc.computed.seed_study) (default: none: the bounds are {DEFAULT_FRACTION:g} x the "
-        "reference's mean, marked post hoc, and no power is stated)",
+        "power from it (post_hoc.computed.seed_study); its registered comparisons are judged in a section of their "
+        "own (registered.csv), and in the other tables a registered run's cell expects its side's registered seeds "
+        "and an amendment's runs get a row of their own "
+        f"(default: none: the bounds are {DEFAULT_FRACTION:g} x the reference's mean, marked post hoc, no power is "
+        "stated and nothing is judged)",
     )
     parser.add_argument(
         "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
