@@ -310,7 +310,7 @@ def outcome(design: Design, ours: Side, other: Side) -> Outcome:
 
 def _frozen_actors(side: Side) -> int:
     """How many of the side's runs logged an actor gradient of exactly 0 at their last log row."""
-    return sum(run.last_logged("actor_grad_norm") == 0.0 for run in side.complete)
+    return sum(run.actor_frozen is True for run in side.complete)
 
 
 def _warmup_in(side: Side, last: int) -> np.ndarray:

@@ -28,6 +28,7 @@ from td3x.analysis import (
     seed_sources_text,
     seed_spread,
     seed_study_registered,
+    stalled,
     tables,
 )
 from td3x.analysis.aggregates import Normaliser, RowAggregate
@@ -218,6 +219,7 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **registered_tables.frames(report.registered),
         **seed_sources.frames(report.source_studies),
         **seed_study_registered.frames(report.registered_study),
+        **stalled.frames(grid),
         **compute.frames(grid),
     }
 
@@ -266,6 +268,7 @@ def render_markdown(
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),
         seed_sources_text.markdown(report.source_studies, report.study_power, report.registered_study),
+        stalled.markdown(frames),
         compute.markdown(frames),
         return_tables.not_averaged_markdown(frames),
     ]
@@ -278,12 +281,13 @@ def render_markdown(
 
 
 def _header(report: Report) -> str:
-    averaged = sum(len(cell.runs) for cell in report.grid.cells.values())
+    averaged = [run for cell in report.grid.cells.values() for run in cell.runs]
     flagged = sum(cell.flagged for cell in report.grid.cells.values())
     return (
-        f"# td3x report\n\n{len(report.runs)} run dirs under {', '.join(map(str, report.sources))}: {averaged} "
-        f"averaged into {len(report.grid.cells)} cells, {len(report.runs) - averaged} not averaged. "
+        f"# td3x report\n\n{len(report.runs)} run dirs under {', '.join(map(str, report.sources))}: {len(averaged)} "
+        f"averaged into {len(report.grid.cells)} cells, {len(report.runs) - len(averaged)} not averaged. "
         f"{flagged} cells are marked (!): they have runs not averaged or seeds missing (see the last section). "
+        f"{stalled.summary(report.grid)} "
         f"Intervals are 95% over seeds: a percentile bootstrap (rliable, {report.settings.reps} resamples, seed "
         f"{report.settings.seed}) for a cell with {MIN_BOOTSTRAP_SEEDS} or more seeds; for a cell with fewer, a "
         f"Student-t interval, mean ± t(0.975, n−1)·s/√n, marked {tables.T_MARK}: below {MIN_BOOTSTRAP_SEEDS} seeds "

@@ -164,7 +164,8 @@ def _estimate_columns(name: str, estimate: Estimate) -> dict[str, float | int]:
 
 
 def runs_csv_frame(grid: Grid) -> pd.DataFrame:
-    """Every run found, by path: its row, env, seed, status, and why it was not averaged (empty when it was)."""
+    """Every run found, by path: its row, env, seed, status, its actor's gradient norm at its last log row (0: an
+    actor that no longer learns), and why it was not averaged (empty when it was)."""
     rows_runs = sorted(
         ((cell.row, run) for cell in grid.cells.values() for run in (*cell.runs, *cell.left_out)),
         key=lambda row_run: str(row_run[1].path),
@@ -180,6 +181,7 @@ def runs_csv_frame(grid: Grid) -> pd.DataFrame:
             "evaluations": [len(run.evals) for run in runs],
             "last_step": [int(run.steps[-1]) if len(run.evals) else None for run in runs],
             "last10_return": [float(last10_return(run.returns)) if len(run.evals) else None for run in runs],
+            "actor_grad_norm_last": [run.actor_grad_norm for run in runs],
             "problem": [run.problem or "" for run in runs],
         }
     )

@@ -67,6 +67,8 @@ class Run:
         summary: ``summary.json``, or None when missing.
         problem: why the run cannot enter a table cell; None for a complete run.
         provenance: ``provenance.json`` (code commit, versions, CPU, command), or None when missing.
+        actor_grad_norm: the actor's gradient norm at the last row of ``metrics.jsonl`` that logs one; None
+            without (no file, or a learner that does not log it, as SB3's runs).
     """
 
     path: Path
@@ -75,6 +77,7 @@ class Run:
     summary: dict[str, Any] | None
     problem: str | None
     provenance: dict[str, Any] | None = None
+    actor_grad_norm: float | None = None
 
     @property
     def env_id(self) -> str:
@@ -136,10 +139,11 @@ class Run:
         """An eval.csv column as floats, or None when this run did not log it."""
         return self.evals[name].to_numpy(dtype=np.float64) if name in self.evals else None
 
-    def last_logged(self, name: str) -> float | None:
-        """The last value of training metric ``name`` in ``metrics.jsonl``; None without the file or the metric."""
-        values = [row[name] for row in read_jsonl(self.path / METRICS_FILE) if name in row]
-        return float(values[-1]) if values else None
+    @property
+    def actor_frozen(self) -> bool | None:
+        """Whether the run ended with an actor that no longer learns: a gradient of exactly 0 at its last log row
+        (tanh at ±1 on every action of the batch); None where it logs no actor gradient."""
+        return None if self.actor_grad_norm is None else self.actor_grad_norm == 0.0
 
 
 def find_runs(paths: Iterable[Path | str]) -> list[Run]:
@@ -170,7 +174,8 @@ def shown_path(path: Path) -> Path:
 
 
 def load_run(path: Path, config: dict[str, Any]) -> Run:
-    """Read a run dir's eval.csv and summary.json and decide whether it is complete.
+    """Read a run dir's files (eval.csv, summary.json, provenance.json, metrics.jsonl's actor gradient) and decide
+    whether it is complete; a file it cannot read leaves the run out, named.
 
     Args:
         path: the run dir.
@@ -180,11 +185,13 @@ def load_run(path: Path, config: dict[str, Any]) -> Run:
         evals = _read_evals(path / EVAL_FILE)
         summary = _read_json(path / SUMMARY_FILE)
         provenance = _read_json(path / PROVENANCE_FILE)
+        actor_grad_norm = _last_logged(path / METRICS_FILE, "actor_grad_norm")
         config_int(config, "run.total_steps", path / CONFIG_FILE)
     except RunFileError as error:  # a half-written or corrupt file: name it and leave the run out, never crash
         log.warning("%s; the run is left out of the averages", error)
         return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, f"unreadable: {error}")
-    return Run(path, config, evals, summary, run_problem(config, evals, summary), provenance)
+    problem = run_problem(config, evals, summary)
+    return Run(path, config, evals, summary, problem, provenance, actor_grad_norm)
 
 
 def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, Any] | None) -> str | None:
@@ -219,6 +226,17 @@ def _read_evals(path: Path) -> pd.DataFrame:
             raise RunFileError(f"{path} has {shown!r} in its {name} column, not a number")
         evals[name] = numbers
     return evals
+
+
+def _last_logged(path: Path, name: str) -> float | None:
+    """The last value of metric ``name`` in a ``metrics.jsonl``; None without the file or the metric; RunFileError
+    naming the file where the file is unreadable or the value is not a number."""
+    values = [row[name] for row in read_jsonl(path) if name in row]
+    if not values:
+        return None
+    if isinstance(values[-1], bool) or not isinstance(values[-1], int | float):
+        raise RunFileError(f"{path}'s last {name} is {values[-1]!r}, not a number")
+    return float(values[-1])
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

@@ -444,7 +444,13 @@ def test_report_on_a_real_sweep(
 ) -> None:
     from td3x.training.run import run
 
-    tiny = ("run.total_steps=600", "run.eval_every=200", "run.eval_episodes=2", "env.random_steps=300")
+    tiny = (
+        "run.total_steps=600",
+        "run.eval_every=200",
+        "run.eval_episodes=2",
+        "env.random_steps=300",
+        "run.log_every=200",
+    )
     tiny += ("agent.hidden_sizes=[16,16]", "agent.batch_size=32")
     for ablation in ("none", "no_twin"):
         for seed in (0, 1):
@@ -464,6 +470,11 @@ def test_report_on_a_real_sweep(
         )
         assert cells.set_index("row").loc[row, "last10"] == pytest.approx(expected)
     assert (out / "plots" / "curves_Pendulum-v1.png").exists()
+    runs = pd.read_csv(out / "runs.csv")
+    for path, norm in zip(runs["path"], runs["actor_grad_norm_last"], strict=True):  # as training logged it
+        rows = map(json.loads, (Path(path) / "metrics.jsonl").read_text().splitlines())
+        logged = [row["actor_grad_norm"] for row in rows if "actor_grad_norm" in row]
+        assert logged and norm == pytest.approx(logged[-1], rel=1e-12)
     [wandb_file] = find_run_files(out)
     logged = read_run(wandb_file)
     assert logged.job_type == "report"
