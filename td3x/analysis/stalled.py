@@ -1,10 +1,12 @@
 """Actors that stopped learning: averaged runs whose actor's gradient norm at the last log row (``metrics.jsonl``'s
-``actor_grad_norm``) is below :data:`STALLED_NORM`, per cell, in ``stalled_actors.csv`` and a section of the report.
+``actor_grad_norm``) is below :data:`td3x.algo.td3.STALLED_ACTOR_NORM`, per cell, in ``stalled_actors.csv`` and a
+section of the report.
 
 TD3's actor ends in tanh. Once the output pre-activation of every action on a batch passes the point where tanh
 rounds to ±1 (about 9 in float32, 3.5 in bf16), 1 − tanh² is exactly 0 there and so is the actor's gradient: the
 policy no longer changes. A gradient short of 0 but orders of magnitude below a learning actor's most likely marks
-the same saturation, nearly complete. Such runs stay in every number of the report; this section says where they
+the same saturation, nearly complete; Adam rescales small gradients, so such an actor can still come out of it,
+as one at exactly 0 cannot. Such runs stay in every number of the report; this section says where they
 are, as a spread across seeds that mixes stalled and learning runs reads otherwise as plain variance.
 """
 
@@ -12,21 +14,18 @@ from __future__ import annotations
 
 import pandas as pd
 
+from td3x.algo.td3 import STALLED_ACTOR_NORM
 from td3x.analysis import tables
 from td3x.analysis.cells import Grid
 
-# A heuristic threshold, not a law: in td3x's published runs the last actor gradient norms fall in two groups,
-# up to 5e-6 (their policies' evaluation returns no longer change) and from 0.058 (learning), with nothing between.
-STALLED_NORM = 1e-3
-
 
 def frames(grid: Grid) -> dict[str, pd.DataFrame]:
-    """``stalled_actors``: per cell with an averaged run below STALLED_NORM, how many of its runs that log an actor
-    gradient are, how many of those are at exactly 0, and their seeds."""
+    """``stalled_actors``: per cell with an averaged run below STALLED_ACTOR_NORM, how many of its runs that log an
+    actor gradient are, how many of those are at exactly 0, and their seeds."""
     lines = []
     for (row, env_id), cell in grid.cells.items():
         logged = [(run, run.actor_grad_norm) for run in cell.runs if run.actor_grad_norm is not None]
-        stalled = [run for run, norm in logged if norm < STALLED_NORM]
+        stalled = [run for run, norm in logged if norm < STALLED_ACTOR_NORM]
         if stalled:
             lines.append(
                 {
@@ -48,12 +47,12 @@ def summary(grid: Grid) -> str:
     logged = [norm for norm in norms if norm is not None]
     if not logged:
         return "No averaged run logs its actor's gradient."
-    stalled = [norm for norm in logged if norm < STALLED_NORM]
+    stalled = [norm for norm in logged if norm < STALLED_ACTOR_NORM]
     where = " (see “Actors that stopped learning”)" if stalled else ""
     return (
         f"{len(stalled)} of the {len(logged)} averaged runs that log their actor's gradient ended with it below "
-        f"{STALLED_NORM:g} ({sum(norm == 0.0 for norm in stalled)} at exactly 0), an actor that no longer "
-        f"learns{where}."
+        f"{STALLED_ACTOR_NORM:g} ({sum(norm == 0.0 for norm in stalled)} at exactly 0), an actor that has stopped "
+        f"learning or nearly{where}."
     )
 
 
@@ -65,7 +64,7 @@ def markdown(frames: dict[str, pd.DataFrame]) -> str:
     shown = pd.DataFrame(
         {
             "env": frame["env"],
-            f"actor gradient below {STALLED_NORM:g} at the last log row": [
+            f"actor gradient below {STALLED_ACTOR_NORM:g} at the last log row": [
                 f"{stalled} of {logged}" for stalled, logged in zip(frame["stalled"], frame["logged"], strict=True)
             ],
             "of them exactly 0": frame["exactly_0"],
@@ -76,10 +75,11 @@ def markdown(frames: dict[str, pd.DataFrame]) -> str:
     return (
         "## Actors that stopped learning\n\n"
         "Averaged runs whose actor's gradient norm at the last log row (`metrics.jsonl`) is below "
-        f"{STALLED_NORM:g}, a heuristic threshold (learning actors log far more). TD3's actor ends in tanh: once "
+        f"{STALLED_ACTOR_NORM:g}, a heuristic threshold (learning actors log far more). TD3's actor ends in tanh: once "
         "every action's pre-activation on a batch passes the point where tanh rounds to ±1 (about 9 in float32, "
-        "3.5 in bf16), its gradient there is exactly 0 and the policy stops changing; a norm just above 0 most "
-        "likely marks the same saturation, nearly complete (the norm alone cannot tell). These runs are in every "
+        "3.5 in bf16), its gradient there is exactly 0 and the policy stops changing for good; a norm just above 0 "
+        "most likely marks the same saturation, nearly complete (the norm alone cannot tell), which Adam, rescaling "
+        "small gradients, may still bring the actor out of. These runs are in every "
         "number above, not removed: a cell's spread mixes them with learning runs. Each run's last norm is in "
         "`runs.csv` (actor_grad_norm_last).\n\n"
         f"{tables.markdown(shown)}"

@@ -29,7 +29,7 @@ from td3x.algo.function_types import EvaluationCallback
 from td3x.algo.overestimation import overestimation_biases
 from td3x.algo.replay_buffer import ReplayBuffer
 from td3x.algo.seeding import global_rng_state, restore_global_rng_state
-from td3x.algo.td3 import TD3
+from td3x.algo.td3 import STALLED_ACTOR_NORM, TD3
 from td3x.config.enums import UpdateSchedule
 from td3x.config.hydra import to_container
 from td3x.config.schema import TrainConfig
@@ -116,6 +116,7 @@ class Trainer:
             self._run_pending_updates(episode_over)
             self._log_evaluate_checkpoint()
         self.save_checkpoint(final=True)
+        self._warn_of_stalled_actors()
 
     def _collect(self) -> bool:
         """Act, step every seed's env, store the transitions; whether seed 0's episode ended."""
@@ -261,6 +262,19 @@ class Trainer:
                     f"seed {seed.config.seed}: the actor's gradient is exactly 0 at env step {self.step} (update "
                     f"{self.agent.num_updates}): every action of the batch is saturated (tanh = ±1), so the actor "
                     "is not learning from it (warned once per seed; actor_grad_norm in metrics.jsonl follows it)"
+                )
+
+    def _warn_of_stalled_actors(self) -> None:
+        """At the end of training, a warning per seed whose last actor gradient norm is below STALLED_ACTOR_NORM: its
+        actor's tanh is most likely saturated and its policy learns little or nothing (td3x-report lists such
+        runs)."""
+        norms = self.last_update.get("actor_grad_norm")
+        for seed, norm in zip(self.seeds, norms or [], strict=norms is not None):
+            if norm < STALLED_ACTOR_NORM:
+                log.warning(
+                    f"seed {seed.config.seed}: the run ends with the actor's gradient norm at {norm:.3g}, below "
+                    f"{STALLED_ACTOR_NORM:g}: the actor's tanh is most likely saturated on its batch, and its policy "
+                    "learns little or nothing (td3x-report lists such runs under 'Actors that stopped learning')"
                 )
 
     def _summary(self, seed: SeedRun, status: str, **outcome: str) -> RunSummary:

@@ -17,6 +17,7 @@ import torch
 
 import td3x
 from td3x.algo.evaluation_episodes import evaluate
+from td3x.algo.td3 import STALLED_ACTOR_NORM
 from td3x.config.schema import TrainConfig
 from td3x.host.provenance import cpu_flags
 from td3x.rundir import checkpoint
@@ -400,3 +401,31 @@ def test_an_actor_with_a_gradient_of_exactly_0_is_warned_of_once(
     rows = [json.loads(line) for line in (tmp_path / f"seed_{config.seed + 1}" / "metrics.jsonl").open()]
     assert [row["actor_grad_norm"] for row in rows if "actor_grad_norm" in row] == [0.0] * 5
     assert torch.equal(last.bias[1], torch.full_like(last.bias[1], 20.0))  # it never moved
+
+
+def test_a_run_that_ends_with_a_stalled_actor_is_warned_of_at_its_end(
+    make_config: MakeConfig, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Seed 1's output layer set to x = 20 (tanh's gradient exactly 0 in fp32): the run's end warns of seed 1 alone
+    (seed 0 learns), with the norm its last log row holds. Set to x = 8 instead (gradient about 4.5e-7, not 0), the
+    actor starts as stalled but Adam, which rescales small gradients, brings it out within the run: no warning."""
+    config = make_config(*TINY, "run.num_seeds=2", "run.total_steps=600", "env.random_steps=100", "run.log_every=100")
+    for x, warned in ((20.0, True), (8.0, False)):
+        run_dir = tmp_path / f"x={x:g}"
+        trainer = Trainer(config, run_dir)
+        last = trainer.agent.actor.layers[-1]
+        with torch.no_grad():
+            last.weight[1].zero_()
+            last.bias[1].fill_(x)
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="td3x.training.loop"):
+            trainer.train()
+        trainer.close("complete")
+        ends = [
+            r.getMessage() for r in caplog.records if "the run ends with the actor's gradient norm" in r.getMessage()
+        ]
+        rows = [json.loads(line) for line in (run_dir / f"seed_{config.seed + 1}" / "metrics.jsonl").open()]
+        norm = [row["actor_grad_norm"] for row in rows if "actor_grad_norm" in row][-1]
+        assert (norm < STALLED_ACTOR_NORM) is warned, (x, norm)
+        prefix = f"seed {config.seed + 1}: the run ends with the actor's gradient norm at {norm:.3g}, below 0.001: "
+        assert [message.startswith(prefix) for message in ends] == [True] * warned
