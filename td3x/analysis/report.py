@@ -145,7 +145,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         registered_study = None if registration is None else judge_registered(runs, registration)
     except ValueError as error:
         raise ReportError(str(error)) from error
-    grid = make_grid(runs, registered_runs(registered))
+    in_study = {} if registered_study is None else registered_study.registered_runs()
+    grid = make_grid(runs, registered_runs(registered) | in_study)
     at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
     stats = {}  # in display order (rows, then envs): every table, plot and study follows it
     for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):

@@ -23,11 +23,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from td3x.analysis.cells import STUDY_GROUP
+from td3x.analysis.cells import STUDY_GROUP, Registered
 from td3x.analysis.registration import Registration, window_mean
 from td3x.analysis.runs import NOT_RECORDED, Run, distinct
 from td3x.analysis.seed_sources import ALL_VARY, SOURCES, Sample
@@ -216,6 +217,15 @@ class RegisteredStudy:
     def commits(self) -> list[str]:
         """The code commits the complete runs record (:attr:`Run.commit`), each once."""
         return distinct(run.commit for condition in self.conditions.values() for run in condition.complete)
+
+    def registered_runs(self) -> dict[Path, Registered]:
+        """For the report's other tables: each condition's runs expect that condition's registered seeds (first ..
+        first + runs − 1), not the other conditions' seeds on the same env."""
+        return {
+            run.path: Registered(frozenset(range(condition.first_seed, condition.first_seed + self.design.runs)))
+            for condition in self.conditions.values()
+            for run in condition.found
+        }
 
     @property
     def window_steps(self) -> list[int]:

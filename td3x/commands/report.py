@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         "equivalence bounds are the ones it registers (peer.computed.<env>.bound), else its post-hoc rule "
         "(peer.bound_fraction x the reference's mean), and the seed-sources section states the seed study's post-hoc "
         "power from it (post_hoc.computed.seed_study); its registered comparisons are judged in a section of their "
-        "own (registered.csv), and in the other tables a registered run's cell expects its side's registered seeds "
+        "own (registered.csv), and in the other tables a registered run's cell expects its side's (or seed study "
+        "condition's) registered seeds "
         "and an amendment's runs get a row of their own "
         f"(default: none: the bounds are {DEFAULT_FRACTION:g} x the reference's mean, marked post hoc, no power is "
         "stated and nothing is judged)",

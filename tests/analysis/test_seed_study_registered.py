@@ -177,7 +177,10 @@ def test_td3x_report_judges_the_registered_runs_only_with_the_file(tmp_path: Pat
     text = (tmp_path / "with" / "report.md").read_text()
     assert "**Registered seed study.**" in text and "claims equivalence with probability 83.5%" in text
     assert "These are the registered seed study's runs: this table shows them" in text  # the usual table's note
+    cells = pd.read_csv(tmp_path / "with" / "cells.csv")  # each condition has its own seeds: none lacks another's
+    assert not cells["flagged"].any() and cells["not_averaged"].isna().all()
     assert report_main([str(runs), "--out", str(tmp_path / "without"), *common]) == 0
     assert not (tmp_path / "without" / "seed_study_registered.csv").exists()
     without = (tmp_path / "without" / "report.md").read_text()
     assert "Registered seed study" not in without and "This report states no power for 6 runs" in without
+    assert pd.read_csv(tmp_path / "without" / "cells.csv")["flagged"].all()  # without the file, it cannot know
