@@ -184,10 +184,9 @@ def make_grid(runs: list[Run], registered: Mapping[Path, Registered] | None = No
         registered: what a pre-registration fixes about the runs it registers, by run dir (none without one).
     """
     registered = registered or {}
+    arms = {path: facts.arm for path, facts in registered.items() if facts.arm is not None}
     labels = [
-        label
-        if run.path not in registered or registered[run.path].arm is None
-        else f"{label} ({registered[run.path].arm})"
+        f"{label} ({arms[run.path]})" if run.path in arms else label
         for run, label in zip(runs, row_labels(runs), strict=True)
     ]
     members: dict[tuple[str, str], list[Run]] = defaultdict(list)

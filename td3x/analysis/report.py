@@ -282,11 +282,11 @@ def render_markdown(
 
 
 def _header(report: Report) -> str:
-    averaged = [run for cell in report.grid.cells.values() for run in cell.runs]
+    averaged = sum(len(cell.runs) for cell in report.grid.cells.values())
     flagged = sum(cell.flagged for cell in report.grid.cells.values())
     return (
-        f"# td3x report\n\n{len(report.runs)} run dirs under {', '.join(map(str, report.sources))}: {len(averaged)} "
-        f"averaged into {len(report.grid.cells)} cells, {len(report.runs) - len(averaged)} not averaged. "
+        f"# td3x report\n\n{len(report.runs)} run dirs under {', '.join(map(str, report.sources))}: {averaged} "
+        f"averaged into {len(report.grid.cells)} cells, {len(report.runs) - averaged} not averaged. "
         f"{flagged} cells are marked (!): they have runs not averaged or seeds missing (see the last section). "
         f"{stalled.summary(report.grid)} "
         f"Intervals are 95% over seeds: a percentile bootstrap (rliable, {report.settings.reps} resamples, seed "

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from td3x.algo.td3 import STALLED_ACTOR_NORM
 from td3x.host.provenance import EARLIER
 from td3x.host.provenance import kernels as sitting_kernels
 from td3x.rundir.layout import (
@@ -144,6 +145,12 @@ class Run:
         """Whether the run ended with an actor that no longer learns: a gradient of exactly 0 at its last log row
         (tanh at ±1 on every action of the batch); None where it logs no actor gradient."""
         return None if self.actor_grad_norm is None else self.actor_grad_norm == 0.0
+
+    @property
+    def actor_stalled(self) -> bool | None:
+        """Whether the run ended with its actor's gradient norm below :data:`td3x.algo.td3.STALLED_ACTOR_NORM` (an
+        actor that has stopped learning, or nearly); None where it logs no actor gradient."""
+        return None if self.actor_grad_norm is None else self.actor_grad_norm < STALLED_ACTOR_NORM
 
 
 def find_runs(paths: Iterable[Path | str]) -> list[Run]:

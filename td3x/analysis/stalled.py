@@ -24,8 +24,8 @@ def frames(grid: Grid) -> dict[str, pd.DataFrame]:
     actor gradient are, how many of those are at exactly 0, and their seeds."""
     lines = []
     for (row, env_id), cell in grid.cells.items():
-        logged = [(run, run.actor_grad_norm) for run in cell.runs if run.actor_grad_norm is not None]
-        stalled = [run for run, norm in logged if norm < STALLED_ACTOR_NORM]
+        logged = [run for run in cell.runs if run.actor_stalled is not None]
+        stalled = [run for run in logged if run.actor_stalled]
         if stalled:
             lines.append(
                 {
@@ -43,16 +43,15 @@ def frames(grid: Grid) -> dict[str, pd.DataFrame]:
 
 def summary(grid: Grid) -> str:
     """The report header's sentence: how many averaged runs ended with a stalled actor, among those that log it."""
-    norms = [run.actor_grad_norm for cell in grid.cells.values() for run in cell.runs]
-    logged = [norm for norm in norms if norm is not None]
+    logged = [run for cell in grid.cells.values() for run in cell.runs if run.actor_stalled is not None]
     if not logged:
         return "No averaged run logs its actor's gradient."
-    stalled = [norm for norm in logged if norm < STALLED_ACTOR_NORM]
+    stalled = [run for run in logged if run.actor_stalled]
+    frozen = sum(run.actor_frozen is True for run in stalled)
     where = " (see “Actors that stopped learning”)" if stalled else ""
     return (
         f"{len(stalled)} of the {len(logged)} averaged runs that log their actor's gradient ended with it below "
-        f"{STALLED_ACTOR_NORM:g} ({sum(norm == 0.0 for norm in stalled)} at exactly 0), an actor that has stopped "
-        f"learning or nearly{where}."
+        f"{STALLED_ACTOR_NORM:g} ({frozen} at exactly 0), an actor that has stopped learning or nearly{where}."
     )
 
 

@@ -254,8 +254,7 @@ class Trainer:
         """Once per seed, a warning when a log row's actor gradient is exactly 0: tanh(x) = ±1 at every output of
         the batch (in bf16 past |x| = 3.47, in fp32 past about 9), so the actor learns nothing from it, and an
         actor that stays there never moves again."""
-        norms = self.last_update.get("actor_grad_norm")  # none before the first actor step
-        for seed, norm in zip(self.seeds, norms or [], strict=norms is not None):
+        for seed, norm in self._actor_grad_norms():
             if norm == 0.0 and seed.index not in self.frozen_actors:
                 self.frozen_actors.add(seed.index)
                 log.warning(
@@ -264,12 +263,16 @@ class Trainer:
                     "is not learning from it (warned once per seed; actor_grad_norm in metrics.jsonl follows it)"
                 )
 
+    def _actor_grad_norms(self) -> list[tuple[SeedRun, float]]:
+        """Each seed with its last actor gradient norm; none before the first actor step."""
+        norms = self.last_update.get("actor_grad_norm")
+        return [] if norms is None else list(zip(self.seeds, norms, strict=True))
+
     def _warn_of_stalled_actors(self) -> None:
         """At the end of training, a warning per seed whose last actor gradient norm is below STALLED_ACTOR_NORM: its
         actor's tanh is most likely saturated and its policy learns little or nothing (td3x-report lists such
         runs)."""
-        norms = self.last_update.get("actor_grad_norm")
-        for seed, norm in zip(self.seeds, norms or [], strict=norms is not None):
+        for seed, norm in self._actor_grad_norms():
             if norm < STALLED_ACTOR_NORM:
                 log.warning(
                     f"seed {seed.config.seed}: the run ends with the actor's gradient norm at {norm:.3g}, below "
