@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -51,23 +52,82 @@ def test_a_bad_override_is_one_line_before_anything_trains(tmp_path: Path) -> No
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.slow
-def test_sigterm_leaves_no_partial_run_and_a_killed_runs_leftover_is_cleared(tmp_path: Path) -> None:
-    seed_dirs = tmp_path / "runs" / "inverted_pendulum" / "sb3_td3"
-    seed_dirs.mkdir(parents=True)
-    (seed_dirs / ".seed=3.killed").mkdir()  # what a SIGKILLed start leaves
-    (seed_dirs / ".seed=30.other").mkdir()  # another seed's: not touched
-    long = ["run.total_steps=100000", "run.eval_every=300", "env.random_steps=200", "run.eval_episodes=2"]
-    command = [sys.executable, str(SCRIPT), "--env", "inverted_pendulum", "--seeds", "3", "--out", "runs", *long]
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def wait_for_eval_step(eval_csv: Path, step: int, process: subprocess.Popen[str]) -> None:
+    """Until the run's eval.csv has a row at ``step`` or later (the run must still be going)."""
     deadline = time.monotonic() + 300
-    while not any(seed_dirs.glob(".seed=3.*/eval.csv")) and time.monotonic() < deadline:  # training has begun
-        time.sleep(0.2)
+    while time.monotonic() < deadline and process.poll() is None:
+        if eval_csv.exists() and any(int(row.split(",")[0]) >= step for row in eval_csv.read_text().split()[1:]):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{eval_csv} never reached step {step} while the run went on")
+
+
+def deterministic(run_dir: Path) -> tuple[pd.DataFrame, list[dict[str, float]]]:
+    """A run's numbers without its timings: eval.csv's returns and lengths, metrics.jsonl's SB3 values."""
+    evals = pd.read_csv(run_dir / "eval.csv")
+    metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    untimed = [
+        {key: value for key, value in row.items() if key != "wall_time_s" and "time" not in key} for row in metrics
+    ]
+    return evals.drop(columns=["eval_time_s", "wall_time_s", "sps"]), untimed
+
+
+@pytest.mark.slow
+def test_a_seed_stopped_then_killed_resumes_to_the_numbers_of_one_never_stopped(tmp_path: Path) -> None:
+    # Hopper: contacts, so MuJoCo's solver warm start is part of the state; checkpoints every 300 steps and evaluations
+    # every 100, so a kill leaves rows after the last checkpoint for the resume to cut
+    short = ["run.total_steps=1000", "run.eval_every=100", "run.checkpoint_every=300", "env.random_steps=100"]
+    arguments = ["--env", "hopper", "--seeds", "3", "--out", "runs", *short, "run.eval_episodes=2"]
+    (tmp_path / "straight").mkdir()
+    assert sb3_reference(*arguments, cwd=tmp_path / "straight").returncode == 0
+    where = tmp_path / "stopped"
+    seed_dirs = where / "runs" / "hopper" / "sb3_td3"
+    seed_dirs.mkdir(parents=True)
+    (seed_dirs / ".seed=3.1a2b").mkdir()  # an earlier version's temporary dir: removed
+    (seed_dirs / ".seed=30.partial").mkdir()  # another seed's: not touched
+    partial = seed_dirs / ".seed=3.partial"
+    command = [sys.executable, str(SCRIPT), *arguments]
+
+    process = subprocess.Popen(command, cwd=where, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_eval_step(partial / "eval.csv", 300, process)  # past the warm-up: updates made, so Adam has state
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
-    assert process.returncode == 1
+    stopped_at = int(stderr.split("stopped at env step ")[1].split()[0])
+    assert process.returncode == 1 and 300 <= stopped_at < 1000
     assert stderr.strip().splitlines()[-1] == (
-        "stopped: runs/inverted_pendulum/sb3_td3/seed=3 was not complete and is not kept; "
-        "the same command trains it again"
+        f"stopped at env step {stopped_at} after a checkpoint: runs/hopper/sb3_td3/seed=3 is not complete; "
+        "the same command resumes it"
     )
-    assert sorted(path.name for path in seed_dirs.iterdir()) == [".seed=30.other"]
+    assert sorted(path.name for path in seed_dirs.iterdir()) == [".seed=3.partial", ".seed=30.partial"]
+
+    process = subprocess.Popen(command, cwd=where, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_eval_step(partial / "eval.csv", stopped_at + 400, process)  # past a checkpoint at a multiple of 300
+    process.kill()
+    process.communicate(timeout=60)
+
+    resumed = sb3_reference(*arguments, cwd=where)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed at step" in resumed.stdout
+    assert sorted(path.name for path in seed_dirs.iterdir()) == [".seed=30.partial", "seed=3"]
+    run_dir = seed_dirs / "seed=3"
+    assert sorted(path.name for path in run_dir.iterdir()) == sorted(PUBLISHED_FILES)  # no checkpoint kept
+    straight_evals, straight_metrics = deterministic(tmp_path / "straight" / "runs" / "hopper" / "sb3_td3" / "seed=3")
+    evals, metrics = deterministic(run_dir)
+    pd.testing.assert_frame_equal(evals, straight_evals)  # every row once, the same numbers
+    assert metrics == straight_metrics
+    provenance = json.loads((run_dir / "provenance.json").read_text())
+    assert len(provenance["earlier_sittings"]) == 2  # the first sitting and the killed one
+
+
+def test_a_stopped_run_of_another_config_is_refused_in_one_line(tmp_path: Path) -> None:
+    partial = tmp_path / "runs" / "inverted_pendulum" / "sb3_td3" / ".seed=3.partial"
+    partial.mkdir(parents=True)
+    (partial / "config.yaml").write_text("seed: 3\n")
+    (partial / "checkpoint.pt").write_bytes(b"")
+    done = sb3_reference("--env", "inverted_pendulum", "--seeds", "3", "--out", "runs", *SHORT, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "runs/inverted_pendulum/sb3_td3/.seed=3.partial holds a stopped run of another config: run with its "
+        "overrides, or remove it"
+    ]
+    assert sorted(path.name for path in partial.iterdir()) == ["checkpoint.pt", "config.yaml"]  # left as it was
