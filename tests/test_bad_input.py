@@ -240,6 +240,14 @@ class TestMistakesGetTheFix:
             "td3x-tune: error: --trails is not an option; did you mean --trials? (see td3x-tune --help)",
         ),
         (
+            ("td3x-tune", "study", "--trial", "5"),  # a prefix: argparse would read it as --trials
+            "td3x-tune: error: --trial is not an option; did you mean --trials? (see td3x-tune --help)",
+        ),
+        (
+            ("td3x-report", "runs", "--ou", "report"),
+            "td3x-report: error: --ou is not an option; did you mean --out? (see td3x-report --help)",
+        ),
+        (
             ("td3x-tune", "study", "run.num_seeds=2", "--eval_every", "500"),
             "td3x-tune: error: --eval_every is not an option: keys are set as KEY=VALUE, without dashes; write "
             "run.eval_every=500 (see td3x-tune --help)",

@@ -22,12 +22,13 @@ VERSION_LINE = f"td3x {__version__}"
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Usage errors as one line and exit code 2 (argparse prints its whole usage first); an unknown flag is named
-    with the option meant (``--episode`` -> ``--episodes``) or, where the command takes td3x-train's KEY=VALUE
-    overrides (``takes_overrides``, a subcommand's own), the override meant (``--total_steps 3000`` ->
-    ``run.total_steps=3000``)."""
+    """Usage errors as one line and exit code 2 (argparse prints its whole usage first); an unknown flag, a prefix
+    of an option included, is named with the option meant (``--episode`` -> ``--episodes``) or, where the command
+    takes td3x-train's KEY=VALUE overrides (``takes_overrides``, a subcommand's own), the override meant
+    (``--total_steps 3000`` -> ``run.total_steps=3000``)."""
 
     def __init__(self, *args: Any, takes_overrides: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # a prefix (``--trial`` for ``--trials``) is refused, not guessed
         super().__init__(*args, **kwargs)
         self.takes_overrides = takes_overrides
 
