@@ -16,8 +16,8 @@ A seed trains in a hidden dir (``.seed=N.partial``), moved in place when complet
 SB3's counters and logger, every random generator (torch's, numpy's, the action space's, the env's) and the training
 env's state (MuJoCo's whole MjData, the time limit's and SB3's Monitor's counters), so the same command resumes a
 stopped or killed seed from it to the numbers an unstopped run gives. SIGTERM or Ctrl-C stops at the next step after
-a checkpoint (a second one stops at once, keeping the last). SB3's own ``save`` and ``load`` keep neither the env's state
-nor the random generators'. Needs the ``bench`` extra (stable-baselines3).
+a checkpoint (a second one stops at once, keeping the last). SB3's own ``save`` and ``load`` keep neither the env's
+state nor the random generators'. Needs the ``bench`` extra (stable-baselines3).
 """
 
 from __future__ import annotations
