@@ -127,14 +127,17 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def truncate_after(run_dir: Path, step: int) -> None:
+def truncate_after(run_dir: Path, step: int, evaluation_due: bool = False) -> None:
     """Drop the rows of ``eval.csv`` and ``metrics.jsonl`` logged after env step ``step`` (a resumed run
-    writes them again, identically), each file rewritten atomically."""
-    for name, keep in ((EVAL_FILE, _csv_rows_until), (METRICS_FILE, _jsonl_rows_until)):
+    writes them again, identically), each file rewritten atomically. With ``evaluation_due`` (the checkpoint
+    records the evaluation at ``step`` as not made: a stop cut it short) eval.csv's row at ``step`` goes too: the
+    resumed run makes that evaluation first, and an earlier resume from the same checkpoint may have written it."""
+    eval_until = step - 1 if evaluation_due else step
+    for name, keep, until in ((EVAL_FILE, _csv_rows_until, eval_until), (METRICS_FILE, _jsonl_rows_until, step)):
         path = run_dir / name
         if path.exists():
             tmp = path.with_name(f".{name}.tmp")
-            tmp.write_text(keep(path.read_text(), step))
+            tmp.write_text(keep(path.read_text(), until))
             os.replace(tmp, path)
 
 

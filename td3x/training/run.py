@@ -151,7 +151,8 @@ def _prepare_run_dirs(seeds: list[ProcessSeed], decision: Plan) -> None:
     """A resumed run drops the rows it will write again; a fresh start drops a killed attempt's rows."""
     for run_dir in (seed.run_dir for seed in seeds):
         if decision.action == "resume":
-            truncate_after(run_dir, decision.parts["counters"]["step"])
+            counters = decision.parts["counters"]
+            truncate_after(run_dir, counters["step"], bool(counters.get("evaluation_due")))
         else:
             for name in (EVAL_FILE, METRICS_FILE, SUMMARY_FILE):
                 (run_dir / name).unlink(missing_ok=True)

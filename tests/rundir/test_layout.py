@@ -17,6 +17,7 @@ from td3x.rundir.layout import (
     process_dir,
     run_configs,
     seed_run_dirs,
+    truncate_after,
 )
 
 MakeConfig = Callable[..., TrainConfig]
@@ -86,3 +87,17 @@ def test_train_returns_the_same_summary_for_a_fresh_and_a_finished_run(make_conf
                 key: value for key, value in on_disk.items() if key != "wall_time_s"
             }
             assert again["status"] == "complete" and again["steps"] == 300 and again["evaluations"] == 3
+
+
+def test_a_resume_drops_the_rows_it_writes_again_and_an_evaluation_due_once_made(tmp_path: Path) -> None:
+    """A checkpoint at step 10 whose evaluation a stop cut short: a later sitting made that evaluation and was killed
+    before its next checkpoint. Resuming from step 10 again drops eval.csv's row at 10 (made again first) and every
+    row after 10, and keeps metrics.jsonl's row at 10 (its training, before the evaluation, is not redone)."""
+    (tmp_path / "eval.csv").write_text("step,return_mean\n0,1.0\n5,2.0\n10,3.0\n15,4.0\n")
+    (tmp_path / "metrics.jsonl").write_text("".join(f'{{"step": {step}}}\n' for step in (5, 10, 15)))
+    truncate_after(tmp_path, 10, evaluation_due=True)
+    assert (tmp_path / "eval.csv").read_text() == "step,return_mean\n0,1.0\n5,2.0\n"
+    assert (tmp_path / "metrics.jsonl").read_text() == '{"step": 5}\n{"step": 10}\n'
+    truncate_after(tmp_path, 5)  # no evaluation due: the row at the checkpoint's step stays
+    assert (tmp_path / "eval.csv").read_text() == "step,return_mean\n0,1.0\n5,2.0\n"
+    assert (tmp_path / "metrics.jsonl").read_text() == '{"step": 5}\n'
