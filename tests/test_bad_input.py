@@ -384,6 +384,11 @@ class TestCorruptRunFiles:
                 "has 'abc' in its return_mean column, not a number",
             ),
             "columns": ("eval.csv", "x,y\n1,2\n", "lacks the step and return_mean columns"),
+            "repeated": (  # the same evaluation logged twice would count twice in a statistic
+                "eval.csv",
+                "step,return_mean\n0,-1.5\n150,2.0\n150,2.0\n300,2.5\n",
+                "has step 150 on line 4 after step 150 on line 3: its steps must increase",
+            ),
             "json": ("summary.json", '{"status": ', "is not valid JSON: Expecting value at line 1, column 12"),
             "list": ("summary.json", "[]", "does not hold a JSON object (it holds list)"),
         }

@@ -232,6 +232,14 @@ def _read_evals(path: Path) -> pd.DataFrame:
             shown = bad.iloc[0] if len(bad) else "an empty cell"
             raise RunFileError(f"{path} has {shown!r} in its {name} column, not a number")
         evals[name] = numbers
+    steps = evals["step"].to_numpy()
+    repeated = np.flatnonzero(np.diff(steps) <= 0)
+    if len(repeated):  # a run evaluates at increasing steps: a repeated row would be counted twice in a statistic
+        row = int(repeated[0]) + 1  # the first row that does not increase; the file's line row + 2 (a header)
+        raise RunFileError(
+            f"{path} has step {steps[row]:g} on line {row + 2} after step {steps[row - 1]:g} on line {row + 1}: "
+            "its steps must increase"
+        )
     return evals
 
 
