@@ -23,7 +23,6 @@ python scripts/aggregate_coverage.py --replicates 20 --reps 200 --out /tmp/cover
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from scipy import optimize, stats
 from td3x.algo.seed_statistics import CONFIDENCE
 from td3x.analysis.metrics import MIN_AGGREGATE_BOOTSTRAP_SEEDS, stratified_t_interval
 from td3x.analysis.report import Settings
+from td3x.commands.common import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ("docs/results/report", "docs/results/seed_study/report")  # relative to the repository's root
@@ -211,7 +211,7 @@ def _intervals(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", nargs="+", default=list(REPORTS), help="committed report dirs (from the root)")
     parser.add_argument("--replicates", type=int, default=4000, help="simulated samples per design")
     parser.add_argument("--reps", type=int, default=Settings().reps, help="bootstrap resamples per interval")

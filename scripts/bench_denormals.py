@@ -12,7 +12,6 @@ the more of Adam's first moments have decayed into that range (weights into dead
 
 from __future__ import annotations
 
-import argparse
 import copy
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from td3x.commands.common import OneLineParser
 from td3x.rundir.checkpoint import load
 from td3x.rundir.layout import CHECKPOINT_FILE
 from td3x.rundir.trained_run import RunError, config_from_dict
@@ -39,7 +39,7 @@ def denormal_share(optimizer_state: dict[str, object]) -> tuple[int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--updates", type=int, default=30)
     args = parser.parse_args()

@@ -44,6 +44,7 @@ from td3x.algo.precision import problems as precision_problems
 from td3x.algo.replay_buffer import Batch
 from td3x.algo.seeding import generators_of
 from td3x.algo.td3 import TD3, actor_loss, critic_loss
+from td3x.commands.common import OneLineParser
 from td3x.config.enums import Precision
 from td3x.config.hydra import register_configs
 from td3x.config.schema import TrainConfig
@@ -197,7 +198,7 @@ def table(device: torch.device, updates: list[UpdateRow], loops: list[LoopRow]) 
 
 
 def parse_arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 10, 110])
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"], choices=[p.name for p in Precision])

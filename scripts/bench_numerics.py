@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from td3x.commands.common import OneLineParser
 from td3x.host.provenance import cpu_flags, cpu_model
 from td3x.rundir.layout import EVAL_FILE, SUMMARY_FILE, is_timing_column
 
@@ -27,7 +28,7 @@ MODES = ("native", "portable")
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="hopper", help="env option (conf/env)")
     parser.add_argument("--agent", default="td3_paper", help="agent option (conf/agent)")
     parser.add_argument("--steps", type=int, default=4000, help="env steps per run (1000 of them the warm-up)")

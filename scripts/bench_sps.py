@@ -43,6 +43,7 @@ from hydra import compose, initialize_config_dir
 
 import td3x.algo.td3
 from td3x.algo.precision import problems as precision_problems
+from td3x.commands.common import OneLineParser
 from td3x.config.enums import Numerics, Precision
 from td3x.config.hydra import CONF_DIR, register_configs, to_typed
 from td3x.config.schema import TrainConfig
@@ -292,7 +293,7 @@ def profile_loop(preset: str, threads: int, seeds: int, steps: int, precision: s
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 5, 10, 20], help="K: seeds in one process")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads of td3x")
     parser.add_argument("--presets", nargs="+", default=["td3", "td3_paper"], help="agent presets (conf/agent)")

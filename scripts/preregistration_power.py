@@ -18,7 +18,6 @@ seed.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import functools
 import itertools
@@ -41,6 +40,7 @@ from td3x.analysis.power import mdd, smallest_bound, tost_power
 from td3x.analysis.registration import window_mean
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.spread_tests import bf_p, bf_tost_p, f_tost_p
+from td3x.commands.common import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRATION = ROOT / "docs" / "results" / "preregistration.yaml"
@@ -581,7 +581,7 @@ def load_registration(path: Path = REGISTRATION) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare with the file; exit 1 on any mismatch")
     parser.add_argument("--file", type=Path, default=REGISTRATION, help="the pre-registration (default: %(default)s)")
     args = parser.parse_args(argv)

@@ -15,7 +15,6 @@ not in the timed medians). Profile before optimising.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import statistics
 import tempfile
@@ -30,6 +29,7 @@ from torch import Tensor
 from torch.autograd.profiler_util import FunctionEvent
 from torch.profiler import ProfilerActivity, profile
 
+from td3x.commands.common import OneLineParser
 from td3x.config.enums import Numerics, Precision
 from td3x.config.hydra import register_configs
 from td3x.host import numerics
@@ -119,7 +119,7 @@ def paired_ms(update: Callable[[], None], replay: Callable[[], None], blocks: in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="td3", help="agent preset (conf/agent)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=1, help="run.num_seeds: K seeds updated together")

@@ -16,7 +16,6 @@ resumed run's earlier sittings (``earlier_sittings``) are rewritten alike.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from typing import Any
 
 import torch
 
+from td3x.commands.common import OneLineParser
 from td3x.host.provenance import command_as_typed, cpu_flags
 from td3x.rundir.layout import PROVENANCE_FILE, SUMMARY_FILE, write_json_atomic
 
@@ -97,7 +97,7 @@ def rewrite(run_dir: Path, this_machine: dict[str, Any] | None, started_in: Path
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path, help="folders holding run dirs (searched below)")
     parser.add_argument("--this-machine", action="store_true", help="record this machine's CPU flags and capability")
     parser.add_argument(

@@ -22,7 +22,6 @@ state nor the random generators'. Needs the ``bench`` extra (stable-baselines3).
 
 from __future__ import annotations
 
-import argparse
 import copy
 import importlib.metadata
 import json
@@ -46,6 +45,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.noise import NormalActionNoise
 
 import td3x
+from td3x.commands.common import OneLineParser
 from td3x.config.hydra import to_container
 from td3x.config.schema import TrainConfig
 from td3x.host.provenance import collect_provenance, resumed_provenance
@@ -111,7 +111,7 @@ def training_state(model: SB3TD3) -> dict[str, Any]:
         "policy": model.policy.state_dict(),
         "actor_optimizer": model.actor.optimizer.state_dict(),
         "critic_optimizer": model.critic.optimizer.state_dict(),
-        "buffer": {name: getattr(buffer, name)[:filled].copy() for name in BUFFER_ARRAYS},
+        "buffer": {name: getattr(buffer, name)[:filled] for name in BUFFER_ARRAYS},  # saved at once: views suffice
         "buffer_position": (buffer.pos, buffer.full),
         "counters": {name: getattr(model, name) for name in COUNTERS},
         "logger": [dict(values) for values in logger_values(model)],
@@ -329,7 +329,7 @@ def train_one(config: TrainConfig, choices: dict[str, str], run_dir: Path, stop:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", required=True, help="a td3x env option, e.g. hopper")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", type=Path, required=True, help="run dirs go to OUT/<env>/sb3_td3/seed=<seed>")

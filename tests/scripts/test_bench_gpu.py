@@ -50,8 +50,6 @@ def test_cuda_without_a_gpu_is_refused_in_one_line() -> None:
         pytest.skip("a CUDA device is here")
     result = bench("--device", "cuda")
     assert result.returncode == 2
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .endswith("--device cuda: torch sees no CUDA device here; use --device cpu")
-    )
+    assert result.stderr.splitlines() == [
+        "bench_gpu.py: error: --device cuda: torch sees no CUDA device here; use --device cpu (see bench_gpu.py --help)"
+    ]

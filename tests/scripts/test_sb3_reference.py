@@ -42,6 +42,18 @@ def test_sb3_runs_are_td3x_run_dirs_with_td3x_evaluations(tmp_path: Path) -> Non
     again = sb3_reference("--env", "inverted_pendulum", "--seeds", "3", "--out", "runs", *SHORT, cwd=tmp_path)
     assert again.returncode == 0 and "exists: skipped" in again.stdout  # a finished run is never overwritten
 
+    # the same config stopped with a checkpoint that cannot be read (a disk fault): refused, nothing touched
+    partial = run_dir.with_name(".seed=3.partial")
+    run_dir.rename(partial)
+    (partial / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    before = {path.name: path.read_bytes() for path in partial.iterdir()}
+    corrupt = sb3_reference("--env", "inverted_pendulum", "--seeds", "3", "--out", "runs", *SHORT, cwd=tmp_path)
+    assert corrupt.returncode == 1 and "Traceback" not in corrupt.stderr
+    (line,) = corrupt.stderr.strip().splitlines()
+    assert line.startswith(f"checkpoint {partial.relative_to(tmp_path)}/checkpoint.pt is truncated or corrupt: ")
+    assert line.endswith(f": remove {partial.relative_to(tmp_path)} to train the seed from the start")
+    assert {path.name: path.read_bytes() for path in partial.iterdir()} == before
+
 
 def test_a_bad_override_is_one_line_before_anything_trains(tmp_path: Path) -> None:
     done = sb3_reference("--env", "inverted_pendulum", "--out", "runs", "agent.polcy_delay=3", cwd=tmp_path)
