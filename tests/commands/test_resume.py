@@ -173,12 +173,30 @@ def signal_during_evaluation(process: subprocess.Popen[str], run_dir: Path, step
     return stdout + stderr
 
 
+def kill_once_evaluated(arguments: list[str], run_dir: Path, step: int) -> None:
+    """Resume the run in ``run_dir``, whose checkpoint at ``step`` records its evaluation as due, and SIGKILL it as
+    soon as it has written that evaluation's row, before its next checkpoint: the next resume, from the same
+    checkpoint, must drop the row before making the evaluation again."""
+    process = subprocess.Popen(arguments, env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    eval_csv, deadline = run_dir / "eval.csv", time.monotonic() + 300
+    while f"\n{step}," not in eval_csv.read_text():
+        assert process.poll() is None and time.monotonic() < deadline, "the resumed run ended before its evaluation"
+        time.sleep(0.01)
+    process.kill()
+    process.wait()
+    parts = checkpoint.load(run_dir / "checkpoint.pt")
+    assert parts["counters"]["step"] == step and parts["counters"]["evaluation_due"]  # no checkpoint since
+    with eval_csv.open() as file:
+        assert [int(row["step"]) for row in csv.DictReader(file)][-1] == step  # the evaluation's row, once
+
+
 @pytest.mark.slow
 def test_sigterm_during_an_evaluation_is_acknowledged_and_cuts_it_short_and_resume_makes_it(tmp_path: Path) -> None:
     """Evaluations of 40 episodes (a second or more): SIGTERM during the one at step 400 is acknowledged in one line
     and stops the run within an episode, after a checkpoint that records the evaluation as due, with no row of it
-    written; the resume makes it, and a SIGTERM during the final evaluation (step 800) leaves a run that is not
-    complete. The run resumed twice has the uninterrupted run's eval.csv, metrics and final state."""
+    written; a resume that makes it and is killed before its next checkpoint leaves its row, which the next resume
+    drops and writes again; a SIGTERM during the final evaluation (step 800) leaves a run that is not complete. The
+    run resumed three times has the uninterrupted run's eval.csv (each evaluation once), metrics and final state."""
     overrides = ("run.total_steps=800", "run.eval_episodes=40", "logging.wandb_mode=disabled")  # evals: 0, 400, 800
     straight, stopped = tmp_path / "straight", tmp_path / "stopped"
     for step in (400, 800):
@@ -198,6 +216,8 @@ def test_sigterm_during_an_evaluation_is_acknowledged_and_cuts_it_short_and_resu
         with (stopped / "eval.csv").open() as file:
             assert [int(row["step"]) for row in csv.DictReader(file)][-1] == step - 400  # the cut one not written
         assert json.loads((stopped / "summary.json").read_text())["status"] == "running"
+        if step == 400:  # a resume that makes the evaluation, killed before its next checkpoint (at 600)
+            kill_once_evaluated(command(stopped, *overrides), stopped, step)
     assert train(straight, *overrides).returncode == 0
     result = train(stopped, *overrides)
     assert result.returncode == 0 and "resuming" in result.stdout + result.stderr, result.stderr
