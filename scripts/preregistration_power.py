@@ -13,7 +13,8 @@ compute tables (docs/results/report/compute.csv, docs/results/seed_study/report/
 The power of Welch's difference test and of TOST, and the minimum detectable difference, are
 ``td3x.analysis.power``'s (the report computes them the same way). The seed-study tests
 (``td3x.analysis.spread_tests``, with which the report judges the registered seed study) are simulated with a fixed
-seed.
+seed; the stalled-actors follow-up's Fisher test is computed exactly (its reference count from the registered seed
+study's runs, docs/results/seed_study_registered/runs).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REGISTRATION = ROOT / "docs" / "results" / "preregistration.yaml"
 RUNS = ROOT / "docs" / "results" / "runs"
 STUDY_RUNS = ROOT / "docs" / "results" / "seed_study" / "runs"
+REGISTERED_STUDY_RUNS = ROOT / "docs" / "results" / "seed_study_registered" / "runs"
 COMPUTE = ROOT / "docs" / "results" / "report" / "compute.csv"
 STUDY_COMPUTE = ROOT / "docs" / "results" / "seed_study" / "report" / "compute.csv"
 PERFORMANCE = ROOT / "docs" / "performance.md"
@@ -414,6 +416,42 @@ def seed_study_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     return numbers
 
 
+def stalled_counts(folder: Path, condition: str) -> tuple[int, int]:
+    """(stalled, runs) of one condition of the registered seed study: its complete runs whose actor ended with a
+    gradient norm below td3x.algo.td3.STALLED_ACTOR_NORM."""
+    runs = [run for run in _runs(folder) if run.config["choices"].get("seed_study") == condition]
+    return sum(bool(run.actor_stalled) for run in runs), len(runs)
+
+
+def fisher_rejection_rate(reference: tuple[int, int], n: int, rate: float, alpha: float) -> float:
+    """How often Fisher's two-sided exact test of n new runs' stalled count against the reference's count (fixed)
+    rejects at ``alpha`` when each new run stalls with probability ``rate``."""
+    stalled, runs = reference
+    rejected = [k for k in range(n + 1) if stats.fisher_exact([[stalled, runs - stalled], [k, n - k]])[1] < alpha]
+    return float(stats.binom.pmf(rejected, n, rate).sum())
+
+
+def stalled_actors_numbers(registration: dict[str, Any]) -> dict[str, Any]:
+    """The stalled-actors follow-up's reference count (the registered seed study's runs), runs (its sizing rule) and
+    the test's rejection rates there."""
+    design, alpha = registration["stalled_actors"], registration["common"]["alpha"]
+    reference = stalled_counts(REGISTERED_STUDY_RUNS, design["reference_condition"])
+    step, low, high = design["runs_step"], design["runs_min"], design["runs_max"]
+
+    def power(n: int, rate: float = design["alternative_rate"]) -> float:
+        return float(np.round(fisher_rejection_rate(reference, n, rate, alpha), POWER_DIGITS))
+
+    n = next((n for n in range(low, high + 1, step) if power(n) >= registration["common"]["power"]), high)
+    return {
+        "reference_stalled": reference[0],
+        "reference_runs": reference[1],
+        "runs": n,
+        "power_at_alternative_rate": power(n),
+        "power_at_1_of_32": power(n, 1 / 32),
+        "rejection_rate_at_reference_rate": power(n, reference[0] / reference[1]),
+    }
+
+
 def horizon_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     """TD3 at 1M on HalfCheetah: TOST and Welch against the authors' 10 seeds, both sides at the authors' SD."""
     design = registration["paper_horizon"]
@@ -539,6 +577,7 @@ def all_numbers(registration: dict[str, Any]) -> dict[str, Any]:
         "bf16": bf16,
         "bf16_fp32_tanh": bf16_fp32_tanh_numbers(registration, bf16),
         "seed_study": study,
+        "stalled_actors": stalled_actors_numbers(registration),
         "paper_horizon": horizon_numbers(registration),
         "post_hoc": post_hoc_numbers(registration),
         "compute": compute_numbers(registration, peer, bf16, study["runs_per_condition"]),

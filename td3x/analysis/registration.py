@@ -25,6 +25,7 @@ FILE_SECTIONS = (
     "bf16",
     "bf16_fp32_tanh",
     "seed_study",
+    "stalled_actors",
     "paper_horizon",
     "post_hoc",
     "compute",

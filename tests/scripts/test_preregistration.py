@@ -57,6 +57,20 @@ def test_the_f_test_and_brown_forsythe_give_the_audits_figures() -> None:
     assert rate < 0.02  # Brown-Forsythe at 5 against 5 rejects far less often than its 5%
 
 
+def test_the_stalled_actors_test_by_hand() -> None:
+    """8 new runs, none stalled, against 12 stalled of 32: with 12 stalled among 40 runs, the chance that none of 8
+    drawn is is C(28, 8) / C(40, 8) = 0.040; Fisher's two-sided p adds every table at most as likely (5 to 8
+    stalled of the 8), 0.079: not below 0.05. With 16 new runs none stalled is rarer and rejected."""
+    tables = [math.comb(12, k) * math.comb(28, 8 - k) for k in range(9)]
+    assert tables[0] / sum(tables) == pytest.approx(0.0404, abs=1e-4)
+    assert sum(t for t in tables if t <= tables[0]) / sum(tables) == pytest.approx(0.0790, abs=1e-4)
+    assert power.fisher_rejection_rate((12, 32), 8, 0.0, 0.05) == 0.0  # a run that never stalls: k = 0 always
+    assert power.fisher_rejection_rate((12, 32), 16, 0.0, 0.05) == 1.0
+    # at a rate of 1/2 the new runs' count is Binomial(16, 1/2); the test rejects its tails alone
+    rate = power.fisher_rejection_rate((12, 32), 16, 0.5, 0.05)
+    assert 0.0 < rate < 0.5
+
+
 def test_brown_forsythe_is_scipys_levene_on_the_median() -> None:
     rng = np.random.default_rng(1)
     x, y = rng.normal(0, 1, (3, 7)), rng.normal(0, 2, (3, 9))
