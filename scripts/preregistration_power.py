@@ -38,8 +38,9 @@ from td3x.analysis.metrics import max_average_return as table1_peak
 from td3x.analysis.paper import TD3_ROW, authors_curves, authors_steps, table2_score
 from td3x.analysis.paper import authors_statistic as paper_statistic
 from td3x.analysis.power import mdd, smallest_bound, tost_power
-from td3x.analysis.registration import window_mean
+from td3x.analysis.registration import Registration, window_mean
 from td3x.analysis.runs import Run, find_runs
+from td3x.analysis.seed_study_registered import find_conditions, read_design
 from td3x.analysis.spread_tests import bf_p, bf_tost_p, f_tost_p
 from td3x.commands.common import OneLineParser
 
@@ -416,10 +417,11 @@ def seed_study_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     return numbers
 
 
-def stalled_counts(folder: Path, condition: str) -> tuple[int, int]:
-    """(stalled, runs) of one condition of the registered seed study: its complete runs whose actor ended with a
-    gradient norm below td3x.algo.td3.STALLED_ACTOR_NORM."""
-    runs = [run for run in _runs(folder) if run.config["choices"].get("seed_study") == condition]
+def stalled_counts(registration: dict[str, Any], condition: str) -> tuple[int, int]:
+    """(stalled, runs) of one condition of the registered seed study (its registered runs, as the report finds them):
+    its complete runs whose actor ended with a gradient norm below td3x.algo.td3.STALLED_ACTOR_NORM."""
+    design = read_design(Registration(REGISTRATION, registration))
+    runs = find_conditions(list(_runs(REGISTERED_STUDY_RUNS)), design)[condition].complete
     return sum(bool(run.actor_stalled) for run in runs), len(runs)
 
 
@@ -435,7 +437,7 @@ def stalled_actors_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     """The stalled-actors follow-up's reference count (the registered seed study's runs), runs (its sizing rule) and
     the test's rejection rates there."""
     design, alpha = registration["stalled_actors"], registration["common"]["alpha"]
-    reference = stalled_counts(REGISTERED_STUDY_RUNS, design["reference_condition"])
+    reference = stalled_counts(registration, design["reference_condition"])
     step, low, high = design["runs_step"], design["runs_min"], design["runs_max"]
 
     def power(n: int, rate: float = design["alternative_rate"]) -> float:
