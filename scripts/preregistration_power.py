@@ -49,6 +49,7 @@ REGISTRATION = ROOT / "docs" / "results" / "preregistration.yaml"
 RUNS = ROOT / "docs" / "results" / "runs"
 STUDY_RUNS = ROOT / "docs" / "results" / "seed_study" / "runs"
 REGISTERED_STUDY_RUNS = ROOT / "docs" / "results" / "seed_study_registered" / "runs"
+STALLED_RUNS = ROOT / "docs" / "results" / "stalled_actors" / "runs"
 COMPUTE = ROOT / "docs" / "results" / "report" / "compute.csv"
 STUDY_COMPUTE = ROOT / "docs" / "results" / "seed_study" / "report" / "compute.csv"
 PERFORMANCE = ROOT / "docs" / "performance.md"
@@ -454,6 +455,28 @@ def stalled_actors_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def stalled_control_numbers(registration: dict[str, Any]) -> dict[str, Any]:
+    """The control's treated count (stalled_actors' committed runs) and its test's rejection rates at n runs a side
+    when the control's runs stall as often as the seed study's warmup runs did, and half as often."""
+    design, alpha = registration["stalled_actors_control"], registration["common"]["alpha"]
+    treated = [
+        run
+        for run in _runs(STALLED_RUNS)
+        if run.config["seeds"]["weights"] == registration["stalled_actors"]["weights_seed"]
+    ]
+    counted = (sum(bool(run.actor_stalled) for run in treated), len(treated))
+    stalled, runs = stalled_counts(registration, registration["stalled_actors"]["reference_condition"])
+    n = design["runs_per_side"]
+    return {
+        "treated_stalled": counted[0],
+        "treated_runs": counted[1],
+        "power_at_reference_rate": rounded(fisher_rejection_rate(counted, n, stalled / runs, alpha), POWER_DIGITS),
+        "power_at_half_the_reference_rate": rounded(
+            fisher_rejection_rate(counted, n, stalled / runs / 2, alpha), POWER_DIGITS
+        ),
+    }
+
+
 def horizon_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     """TD3 at 1M on HalfCheetah: TOST and Welch against the authors' 10 seeds, both sides at the authors' SD."""
     design = registration["paper_horizon"]
@@ -580,6 +603,7 @@ def all_numbers(registration: dict[str, Any]) -> dict[str, Any]:
         "bf16_fp32_tanh": bf16_fp32_tanh_numbers(registration, bf16),
         "seed_study": study,
         "stalled_actors": stalled_actors_numbers(registration),
+        "stalled_actors_control": stalled_control_numbers(registration),
         "paper_horizon": horizon_numbers(registration),
         "post_hoc": post_hoc_numbers(registration),
         "compute": compute_numbers(registration, peer, bf16, study["runs_per_condition"]),

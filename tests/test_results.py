@@ -266,7 +266,7 @@ def test_an_amendment_s_runs_record_a_commit_descending_from_the_one_that_added_
     amendments = [
         name for name, section in registration.data.items() if isinstance(section, dict) and "amendment" in section
     ]
-    assert amendments == ["bf16_fp32_tanh", "stalled_actors"]
+    assert amendments == ["bf16_fp32_tanh", "stalled_actors", "stalled_actors_control"]
     if registration_commit() is None:
         pytest.skip("needs the repository's full git history")
     for test in registered_tests(registration, find_runs([RESULTS])):

@@ -26,6 +26,7 @@ FILE_SECTIONS = (
     "bf16_fp32_tanh",
     "seed_study",
     "stalled_actors",
+    "stalled_actors_control",
     "paper_horizon",
     "post_hoc",
     "compute",
