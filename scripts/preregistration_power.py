@@ -422,7 +422,11 @@ def stalled_counts(registration: dict[str, Any], condition: str) -> tuple[int, i
     """(stalled, runs) of one condition of the registered seed study (its registered runs, as the report finds them):
     its complete runs whose actor ended with a gradient norm below td3x.algo.td3.STALLED_ACTOR_NORM."""
     design = read_design(Registration(REGISTRATION, registration))
-    runs = find_conditions(list(_runs(REGISTERED_STUDY_RUNS)), design)[condition].complete
+    return stalled_count(find_conditions(list(_runs(REGISTERED_STUDY_RUNS)), design)[condition].complete)
+
+
+def stalled_count(runs: list[Run]) -> tuple[int, int]:
+    """(stalled, runs): how many of ``runs`` ended with a stalled actor, and how many there are."""
     return sum(bool(run.actor_stalled) for run in runs), len(runs)
 
 
@@ -455,24 +459,25 @@ def stalled_actors_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def stalled_control_numbers(registration: dict[str, Any]) -> dict[str, Any]:
+def stalled_control_numbers(registration: dict[str, Any], stalled_actors: dict[str, Any]) -> dict[str, Any]:
     """The control's treated count (stalled_actors' committed runs) and its test's rejection rates at n runs a side
-    when the control's runs stall as often as the seed study's warmup runs did, and half as often."""
+    when the control's runs stall as often as the seed study's warmup runs did (``stalled_actors``' reference
+    count), and half as often."""
     design, alpha = registration["stalled_actors_control"], registration["common"]["alpha"]
     treated = [
         run
         for run in _runs(STALLED_RUNS)
         if run.config["seeds"]["weights"] == registration["stalled_actors"]["weights_seed"]
     ]
-    counted = (sum(bool(run.actor_stalled) for run in treated), len(treated))
-    stalled, runs = stalled_counts(registration, registration["stalled_actors"]["reference_condition"])
+    counted = stalled_count(treated)
+    reference_rate = stalled_actors["reference_stalled"] / stalled_actors["reference_runs"]
     n = design["runs_per_side"]
     return {
         "treated_stalled": counted[0],
         "treated_runs": counted[1],
-        "power_at_reference_rate": rounded(fisher_rejection_rate(counted, n, stalled / runs, alpha), POWER_DIGITS),
+        "power_at_reference_rate": rounded(fisher_rejection_rate(counted, n, reference_rate, alpha), POWER_DIGITS),
         "power_at_half_the_reference_rate": rounded(
-            fisher_rejection_rate(counted, n, stalled / runs / 2, alpha), POWER_DIGITS
+            fisher_rejection_rate(counted, n, reference_rate / 2, alpha), POWER_DIGITS
         ),
     }
 
@@ -597,13 +602,14 @@ def all_numbers(registration: dict[str, Any]) -> dict[str, Any]:
     bf16 = bf16_numbers(registration)
     peer = peer_numbers(registration, bf16)
     study = seed_study_numbers(registration)
+    stalled = stalled_actors_numbers(registration)
     return {
         "peer": {**peer, **not_run_numbers(registration)},
         "bf16": bf16,
         "bf16_fp32_tanh": bf16_fp32_tanh_numbers(registration, bf16),
         "seed_study": study,
-        "stalled_actors": stalled_actors_numbers(registration),
-        "stalled_actors_control": stalled_control_numbers(registration),
+        "stalled_actors": stalled,
+        "stalled_actors_control": stalled_control_numbers(registration, stalled),
         "paper_horizon": horizon_numbers(registration),
         "post_hoc": post_hoc_numbers(registration),
         "compute": compute_numbers(registration, peer, bf16, study["runs_per_condition"]),
