@@ -23,6 +23,7 @@ from td3x.analysis.registered import registered_tests
 from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_study_registered import judge_registered
+from td3x.analysis.stalled_registered import judge_stalled
 from td3x.commands.report import main as report_main
 from td3x.rundir.layout import is_timing_column
 
@@ -56,6 +57,9 @@ REGISTERED_STUDY_COMMAND = report_command(
 # the registered peer comparison (docs/results/preregistration.yaml, peer): each side's complete runs, their report
 REGISTERED_PEER = RESULTS / "peer_registered"
 REGISTERED_PEER_COMMAND = report_command("docs/results/peer_registered/runs", "docs/results/peer_registered/report")
+# the stalled-actors amendments (docs/results/preregistration.yaml, stalled_actors and its control): their runs, report
+STALLED = RESULTS / "stalled_actors"
+STALLED_COMMAND = report_command("docs/results/stalled_actors/runs", "docs/results/stalled_actors/report")
 STUDY_STEPS, STUDY_N = 15_000, 5
 SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
 # (runs dir, report dir, page, the report's command, tables the report must have)
@@ -75,6 +79,13 @@ PUBLISHED = {
         REGISTERED_PEER / "index.md",
         REGISTERED_PEER_COMMAND,
         {"registered.csv", "fidelity.csv"},
+    ),
+    "stalled_actors": (
+        STALLED / "runs",
+        STALLED / "report",
+        STALLED / "index.md",
+        STALLED_COMMAND,
+        {"stalled_registered.csv", "stalled_actors.csv"},
     ),
 }
 PAGES = [name for name, (_, _, page, _, _) in PUBLISHED.items() if page is not None]
@@ -181,6 +192,7 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
         (STUDY_PAGE, STUDY_REPORT, 10),
         (REGISTERED_STUDY / "index.md", REGISTERED_STUDY / "report", 10),
         (REGISTERED_PEER / "index.md", REGISTERED_PEER / "report", 8),
+        (STALLED / "index.md", STALLED / "report", 4),
     ],
 )
 def test_the_numbers_that_pages_quote_from_the_results_are_the_report_s(
@@ -246,7 +258,9 @@ def judged_runs() -> list[Run]:
         run for test in registered_tests(registration, runs) for side in (test.ours, test.other) for run in side.runs
     ]
     study = judge_registered(runs, registration)
-    return judged + ([run for condition in study.conditions.values() for run in condition.found] if study else [])
+    amendments = judge_stalled(runs, registration)
+    judged += [run for condition in study.conditions.values() for run in condition.found] if study else []
+    return judged + ([run for arm in amendments.arms.values() for run in arm.found] if amendments else [])
 
 
 def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_the_one_that_added_it() -> None:
@@ -269,13 +283,17 @@ def test_an_amendment_s_runs_record_a_commit_descending_from_the_one_that_added_
     assert amendments == ["bf16_fp32_tanh", "stalled_actors", "stalled_actors_control"]
     if registration_commit() is None:
         pytest.skip("needs the repository's full git history")
-    for test in registered_tests(registration, find_runs([RESULTS])):
-        if test.design.section not in amendments:
-            continue
-        log = git("log", "--format=%H", f"-G^{test.design.section}:", "--", REGISTRATION.name).stdout.split()
+    runs = find_runs([RESULTS])
+    # each amendment's new runs (a registered comparison's: our side; the other side is an earlier comparison's)
+    new_runs = {test.design.section: list(test.ours.runs) for test in registered_tests(registration, runs)}
+    stalled = judge_stalled(runs, registration)
+    new_runs |= {name: arm.found for name, arm in stalled.arms.items()} if stalled else {}
+    assert {name for name in amendments if new_runs.get(name)} >= {"bf16_fp32_tanh", "stalled_actors"}
+    for section in amendments:
+        log = git("log", "--format=%H", f"-G^{section}:", "--", REGISTRATION.name).stdout.split()
         added = log[-1]  # the oldest commit that touched the section's first line: the one adding it
         assert not descends(f"{added}~1", added)
-        for run in test.ours.runs:  # its new runs; the other side is an earlier comparison's
+        for run in new_runs.get(section, []):
             for sitting in run.sittings:
                 commit = sitting.get("git_commit")
                 assert commit and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
@@ -302,6 +320,19 @@ def test_the_registered_peer_runs_are_committed_complete_with_their_files_only_a
         assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path  # no checkpoint, no wandb dir
         assert run.problem is None and run.summary is not None and run.summary["steps"] == STEPS, run.path
         assert run.path in judged, f"{run.path}: no registered comparison judges it"
+
+
+def test_the_stalled_actors_runs_are_committed_complete_with_their_files_only_and_all_judged() -> None:
+    """Every run under stalled_actors/ is complete, holds the five small files and is a complete run of one of the
+    two amendments (its seeds and config the registered ones), on one CPU capability."""
+    runs = find_runs([STALLED / "runs"])
+    judgement = judge_stalled(runs, read_registration(REGISTRATION))
+    assert judgement is not None
+    judged = {run.path for arm in judgement.arms.values() for run in arm.complete}
+    for run in runs:
+        assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path
+        assert run.path in judged, f"{run.path} is no complete run of a stalled-actors amendment"
+    assert len({run.kernels for run in runs}) == 1
 
 
 def test_a_side_is_read_only_once_complete_and_waits_until_then() -> None:

@@ -2,7 +2,8 @@
 fixes), read and checked in one place for every part of the report that reads it.
 
 Its sections: the shared rules (``common``), the registered comparisons (``peer``, ``bf16``, the amendment
-``bf16_fp32_tanh``, ``seed_study``, ``paper_horizon``), the published tests' post-hoc power (``post_hoc``) and the
+``bf16_fp32_tanh``, ``seed_study``, its amendments ``stalled_actors`` and ``stalled_actors_control``,
+``paper_horizon``), the published tests' post-hoc power (``post_hoc``) and the
 compute estimate (``compute``). A file that cannot be read, is no mapping of those sections, or lacks a key a reader
 asks for is refused with one line naming the file and the key.
 """

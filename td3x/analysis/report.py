@@ -4,7 +4,9 @@ Markdown assembled in the report's order (``write_report``).
 Each section is one module holding its numbers, tables, Markdown and plots: ``return_tables`` (Tables 2 and 1,
 return at a step, area under the curve, learning curves, the cells and runs and what was not averaged), ``bias``,
 ``fidelity`` with ``fidelity_tables`` and ``peer`` (printed as one section), ``aggregates``, ``seed_spread`` (the
-"Seed study" of cells with many seeds), ``seed_sources`` and ``compute``. This module only calls them in order.
+"Seed study" of cells with many seeds), ``seed_sources`` (with ``seed_study_registered``), ``stalled`` (with
+``stalled_registered``, the registered amendments on stalled actors) and ``compute``. This module only calls
+them in order.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from td3x.analysis import (
     seed_spread,
     seed_study_registered,
     stalled,
+    stalled_registered,
     tables,
 )
 from td3x.analysis.aggregates import Normaliser, RowAggregate
@@ -45,6 +48,7 @@ from td3x.analysis.seed_sources import SourceStudy
 from td3x.analysis.seed_spread import SeedStudy
 from td3x.analysis.seed_study_checks import StudyPower, load_power
 from td3x.analysis.seed_study_registered import RegisteredStudy, judge_registered
+from td3x.analysis.stalled_registered import judge_stalled
 
 # the paper-shaped tables, also written as LaTeX (booktabs) with these captions
 LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}
@@ -102,6 +106,7 @@ class Report:
     study_power: StudyPower | None = None  # the seed study's post-hoc power (seed_study_checks.load_power)
     registered: list[RegisteredTest] = field(default_factory=list)  # the pre-registered tests (registered.py)
     registered_study: RegisteredStudy | None = None  # the registered seed study (seed_study_registered.py)
+    stalled_amendments: stalled_registered.Judgement | None = None  # its stalled-actors amendments
 
 
 @dataclass
@@ -143,10 +148,12 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         registration = None if settings.preregistration is None else read_registration(settings.preregistration)
         registered = [] if registration is None else registered_tests(registration, runs)
         registered_study = None if registration is None else judge_registered(runs, registration)
+        stalled_amendments = None if registration is None else judge_stalled(runs, registration)
     except ValueError as error:
         raise ReportError(str(error)) from error
     in_study = {} if registered_study is None else registered_study.registered_runs()
-    grid = make_grid(runs, registered_runs(registered) | in_study)
+    in_amendments = {} if stalled_amendments is None else stalled_amendments.registered_runs()
+    grid = make_grid(runs, registered_runs(registered) | in_study | in_amendments)
     at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
     stats = {}  # in display order (rows, then envs): every table, plot and study follows it
     for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
@@ -177,6 +184,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         power,
         registered,
         registered_study,
+        stalled_amendments,
     )
 
 
@@ -221,6 +229,7 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **seed_sources.frames(report.source_studies),
         **seed_study_registered.frames(report.registered_study),
         **stalled.frames(grid),
+        **stalled_registered.frames(report.stalled_amendments),
         **compute.frames(grid),
     }
 
@@ -270,6 +279,7 @@ def render_markdown(
         seed_spread.markdown(report.studies, only_source_studies),
         seed_sources_text.markdown(report.source_studies, report.study_power, report.registered_study),
         stalled.markdown(frames),
+        stalled_registered.markdown(report.stalled_amendments),
         compute.markdown(frames),
         return_tables.not_averaged_markdown(frames),
     ]
