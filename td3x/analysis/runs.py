@@ -19,6 +19,7 @@ import pandas as pd
 from td3x.algo.td3 import STALLED_ACTOR_NORM
 from td3x.host.provenance import EARLIER
 from td3x.host.provenance import kernels as sitting_kernels
+from td3x.rundir.eval_file import read_evals
 from td3x.rundir.layout import (
     CONFIG_FILE,
     EVAL_FILE,
@@ -189,7 +190,7 @@ def load_run(path: Path, config: dict[str, Any]) -> Run:
         config: its parsed config.yaml.
     """
     try:
-        evals = _read_evals(path / EVAL_FILE)
+        evals = read_evals(path / EVAL_FILE)
         summary = _read_json(path / SUMMARY_FILE)
         provenance = _read_json(path / PROVENANCE_FILE)
         actor_grad_norm = _last_logged(path / METRICS_FILE, "actor_grad_norm")
@@ -211,36 +212,6 @@ def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, 
     """
     last_step = int(evals["step"].iloc[-1]) if len(evals) else None
     return incomplete_reason(summary, last_step, int(config["run"]["total_steps"]))
-
-
-def _read_evals(path: Path) -> pd.DataFrame:
-    """eval.csv's rows (none when it is missing or empty); RunFileError naming the file when it is unreadable,
-    lacks the step or return_mean column, or holds a value that is not a number there."""
-    if not path.exists() or path.stat().st_size == 0:
-        return pd.DataFrame({"step": [], "return_mean": []})
-    try:
-        evals = pd.read_csv(path)
-    except (OSError, UnicodeDecodeError, ValueError) as error:  # pandas' ParserError is a ValueError
-        raise RunFileError(f"{path} is not a readable CSV file: {' '.join(str(error).split())}") from error
-    missing = [name for name in ("step", "return_mean") if name not in evals.columns]
-    if missing:
-        raise RunFileError(f"{path} lacks the {' and '.join(missing)} column{'s' * (len(missing) > 1)}")
-    for name in ("step", "return_mean"):
-        numbers = pd.to_numeric(evals[name], errors="coerce")
-        bad = evals[name][numbers.isna() & evals[name].notna()]
-        if len(bad) or evals[name].isna().any():
-            shown = bad.iloc[0] if len(bad) else "an empty cell"
-            raise RunFileError(f"{path} has {shown!r} in its {name} column, not a number")
-        evals[name] = numbers
-    steps = evals["step"].to_numpy()
-    repeated = np.flatnonzero(np.diff(steps) <= 0)
-    if len(repeated):  # a run evaluates at increasing steps: a repeated row would be counted twice in a statistic
-        row = int(repeated[0]) + 1  # the first row that does not increase; the file's line row + 2 (a header)
-        raise RunFileError(
-            f"{path} has step {steps[row]:g} on line {row + 2} after step {steps[row - 1]:g} on line {row + 1}: "
-            "its steps must increase"
-        )
-    return evals
 
 
 def _last_logged(path: Path, name: str) -> float | None:

@@ -17,6 +17,7 @@ from optuna.trial import TrialState
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
 from td3x.config.overrides import compose_checked
 from td3x.config.schema import ConfigError, TrainConfig
+from td3x.rundir.layout import RunFileError
 from td3x.training.loop import RunInterrupted
 from td3x.training.run import refuse_unrunnable
 from td3x.tuning.scores import METRICS
@@ -169,7 +170,11 @@ def main(argv: list[str] | None = None) -> None:
         exit_with("config error", error.problems)
     log_to(args.study_dir / "tune.log")
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # td3x says one line per trial itself
-    sys.exit(run_study(args.study_dir, settings, space, base))
+    try:
+        code = run_study(args.study_dir, settings, space, base)
+    except RunFileError as error:  # the fresh seeds' eval.csv, or a trial's read while it trains, not a run's
+        exit_with("td3x-tune", [str(error)], exit_code=1)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

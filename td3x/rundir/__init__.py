@@ -1,4 +1,4 @@
-"""A run dir on disk: its layout, checkpoint, state, lock, the resume decision, a trained run, export.
+"""A run dir on disk: its layout, eval.csv, checkpoint, state, lock, the resume decision, a trained run, export.
 
 Imports config/, algo/ and host/.
 """

@@ -6,7 +6,6 @@ over all the evaluations, the default: an area under the learning curve, which r
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from td3x.algo.seed_statistics import CONFIDENCE, last10_return, t_interval
+from td3x.rundir.eval_file import read_evals
 from td3x.rundir.layout import EVAL_FILE
 
 METRICS: dict[str, Callable[[Sequence[float]], float]] = {
@@ -24,10 +24,14 @@ METRICS: dict[str, Callable[[Sequence[float]], float]] = {
 
 
 def eval_returns(seed_dir: Path, until_step: int | None) -> list[float]:
-    """Each evaluation's mean return (``return_mean``) up to env step ``until_step`` (None: all), in order."""
-    with (seed_dir / EVAL_FILE).open(newline="") as file:
-        rows = list(csv.DictReader(file))
-    return [float(row["return_mean"]) for row in rows if until_step is None or int(row["step"]) <= until_step]
+    """Each evaluation's mean return (``return_mean``) up to env step ``until_step`` (None: all), in order.
+
+    Raises:
+        RunFileError: ``eval.csv`` cannot be the seed's evaluations (one line naming the file and why).
+    """
+    evals = read_evals(seed_dir / EVAL_FILE)
+    kept = evals if until_step is None else evals[evals["step"] <= until_step]
+    return [float(value) for value in kept["return_mean"]]
 
 
 def score_until(seed_dir: Path, metric: str, until_step: int | None) -> float:

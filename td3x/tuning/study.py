@@ -229,7 +229,11 @@ class StudyRunner:
         except (TrainingError, ConfigError) as error:  # ConfigError: drawn values this machine cannot run
             self._tell_failed(claim, "; ".join(getattr(error, "problems", [str(error)])))
             return
-        score = float(np.mean([score_until(d, self.settings.metric, None) for d in seed_dirs]))
+        try:
+            score = float(np.mean([score_until(d, self.settings.metric, None) for d in seed_dirs]))
+        except RunFileError as error:  # an eval.csv that cannot be the trial's evaluations: no score to give
+            self._tell_failed(claim, str(error))
+            return
         self.study.tell(claim.trial, score)
         log.info("trial %d complete: %s %.2f with %s", number, self.settings.metric, score, claim.params)
 
