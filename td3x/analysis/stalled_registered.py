@@ -22,6 +22,7 @@ its runs and ``stalled_actors``' do not all record one CPU capability. Descripti
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,6 +41,7 @@ from td3x.analysis.tables import p_text
 TREATED, CONTROL = "stalled_actors", "stalled_actors_control"
 WEIGHTS = "weights"  # the training source the amendments change
 NO_DIFFERENCE = "no difference shown"
+RATE_CONFIDENCE = 0.95  # the descriptive interval on each arm's stall rate
 # the registered verdict words (each section's ``decision``)
 CLAIMS = {
     TREATED: "The initial weights change how many actors stall",
@@ -164,6 +166,15 @@ class FisherTest:
     capability: str
     paired: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def rate_interval(self) -> tuple[float, float]:
+        """The stall rate's exact (Clopper-Pearson) 95% interval from this arm's count, descriptive; NaN without
+        runs."""
+        if not self.runs:
+            return (math.nan, math.nan)
+        interval = stats.binomtest(len(self.stalled), self.runs).proportion_ci(RATE_CONFIDENCE, method="exact")
+        return (float(interval.low), float(interval.high))
+
 
 @dataclass(frozen=True, eq=False)
 class Judgement:
@@ -279,6 +290,8 @@ def frames(judgement: Judgement | None) -> dict[str, pd.DataFrame]:
             "runs": test.runs,
             "stalled": len(test.stalled),
             "stalled_seeds": " ".join(map(str, test.stalled)),
+            "stalled_rate_low_95": test.rate_interval[0],
+            "stalled_rate_high_95": test.rate_interval[1],
             "against": test.against,
             "against_stalled": test.against_count[0],
             "against_runs": test.against_count[1],
@@ -300,7 +313,7 @@ def display_frame(judgement: Judgement) -> pd.DataFrame:
     shown = {
         test.section: {
             "initial weights": f"seed {test.weights_seed}",
-            "stalled": f"{len(test.stalled)} of {test.runs}",
+            "stalled [rate, exact 95%]": f"{len(test.stalled)} of {test.runs}" + _rate_text(test.rate_interval),
             "against": f"{test.against_count[0]} of {test.against_count[1]}: {test.against}",
             "Fisher p": p_text(test.p),
             "verdict": test.status,
@@ -311,6 +324,10 @@ def display_frame(judgement: Judgement) -> pd.DataFrame:
     frame = pd.DataFrame.from_dict(shown, orient="index")
     frame.index.name = "amendment"
     return frame
+
+
+def _rate_text(interval: tuple[float, float]) -> str:
+    return "" if math.isnan(interval[0]) else f" [{interval[0]:.1%}, {interval[1]:.1%}]"
 
 
 def markdown(judgement: Judgement | None) -> str:
@@ -344,8 +361,9 @@ def _design_text(design: Design) -> str:
         f"`{CONTROL}`: the {design.condition} condition as the seed study ran it (initial weights at seed {first}) "
         f"on the same warm-up seeds, {control} runs, against `{TREATED}`' runs. Each test: Fisher's exact test of "
         f"the two stalled counts, two-sided at {design.study.alpha:g}; the verdict is the file's words where p is "
-        f'below it, otherwise "{NO_DIFFERENCE}", which is no evidence that the weights change nothing. All numbers '
-        "are in `stalled_registered.csv`, with the stalled runs' seeds."
+        f'below it, otherwise "{NO_DIFFERENCE}", which is no evidence that the weights change nothing. Beside each '
+        "count, descriptive, not registered: the exact (Clopper-Pearson) 95% interval of its arm's stall rate. All "
+        "numbers are in `stalled_registered.csv`, with the stalled runs' seeds."
     )
 
 

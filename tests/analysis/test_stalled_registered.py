@@ -79,6 +79,15 @@ def test_fisher_s_two_sided_p_by_hand() -> None:
     assert fisher_p((1, 4), (1, 4)) == pytest.approx(1.0)
 
 
+def test_each_arm_s_stall_rate_gets_its_exact_interval_by_hand(tmp_path: Path) -> None:
+    write_arm(tmp_path / "treated", 3300, [LEARNING] * 4)
+    write_arm(tmp_path / "control", 3200, [STALLED] * 4)
+    judgement = judged(tmp_path, (4, 4))
+    # Clopper-Pearson at 0 of n: [0, 1 - 0.025^(1/n)]; at n of n: [0.025^(1/n), 1]
+    assert fisher_test(judgement, TREATED).rate_interval == pytest.approx((0.0, 1 - 0.025 ** (1 / 4)))
+    assert fisher_test(judgement, CONTROL).rate_interval == pytest.approx((0.025 ** (1 / 4), 1.0))
+
+
 def test_other_weights_stalling_less_are_claimed_and_the_control_is_paired_by_seed(tmp_path: Path) -> None:
     write_arm(tmp_path / "treated", 3300, [LEARNING] * 4)
     write_arm(tmp_path / "control", 3200, [STALLED, STALLED, STALLED, LEARNING])
@@ -165,19 +174,15 @@ def test_td3x_report_prints_the_amendments_and_names_their_rows(tmp_path: Path) 
     write_arm(tmp_path / "runs" / "control", 3200, [STALLED] * 4)
     registration = small_registration(tmp_path, (4, 4))
     out = tmp_path / "report"
-    assert (
-        report_main(
-            [str(tmp_path / "runs"), "--out", str(out), "--plotly", "none", "--preregistration", str(registration)]
-        )
-        == 0
-    )
+    command = [str(tmp_path / "runs"), "--out", str(out), "--plotly", "none", "--preregistration", str(registration)]
+    assert report_main(command) == 0
     frame = pd.read_csv(out / "stalled_registered.csv")
     assert frame["amendment"].tolist() == [TREATED, CONTROL]
     assert frame["fisher_p"].tolist() == pytest.approx([2 / 70, 2 / 70])
     assert frame["paired_this_only"].tolist()[1] == 4
+    assert frame["stalled_rate_high_95"].tolist() == pytest.approx([1 - 0.025 ** (1 / 4), 1.0])
     report = (out / "report.md").read_text()
     assert "## Registered: stalled actors and the initial weights" in report
-    assert (
-        f"| {CONTROL} | seed 3200 | 4 of 4 | 0 of 4: {TREATED}' runs | 0.029 | {CLAIMS[CONTROL]} | AVX512 |" in report
-    )
+    stalled, against = "4 of 4 [39.8%, 100.0%]", f"0 of 4: {TREATED}' runs"
+    assert f"| {CONTROL} | seed 3200 | {stalled} | {against} | 0.029 | {CLAIMS[CONTROL]} | AVX512 |" in report
     assert f"({TREATED}) |" in report and f"({CONTROL}) |" in report  # the general tables' rows, by amendment
