@@ -5,8 +5,8 @@ Each section is one module holding its numbers, tables, Markdown and plots: ``re
 return at a step, area under the curve, learning curves, the cells and runs and what was not averaged), ``bias``,
 ``fidelity`` with ``fidelity_tables`` and ``peer`` (printed as one section), ``aggregates``, ``seed_spread`` (the
 "Seed study" of cells with many seeds), ``seed_sources`` (with ``seed_study_registered``), ``stalled`` (with
-``stalled_registered``, the registered amendments on stalled actors) and ``compute``. This module only calls
-them in order.
+``stalled_registered`` and ``stalled_registered_text``, the registered amendments on stalled actors) and
+``compute``. This module only calls them in order.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from td3x.analysis import (
     seed_study_registered,
     stalled,
     stalled_registered,
+    stalled_registered_text,
     tables,
 )
 from td3x.analysis.aggregates import Normaliser, RowAggregate
@@ -279,7 +280,7 @@ def render_markdown(
         seed_spread.markdown(report.studies, only_source_studies),
         seed_sources_text.markdown(report.source_studies, report.study_power, report.registered_study),
         stalled.markdown(frames),
-        stalled_registered.markdown(report.stalled_amendments),
+        stalled_registered_text.markdown(report.stalled_amendments),
         compute.markdown(frames),
         return_tables.not_averaged_markdown(frames),
     ]
