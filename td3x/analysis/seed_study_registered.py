@@ -150,17 +150,30 @@ def find_conditions(runs: list[Run], design: Design) -> dict[str, Condition]:
     return conditions
 
 
+def mixed_capabilities(runs: list[Run]) -> str | None:
+    """How many of ``runs`` ran on each CPU capability (``AVX2: 12 runs, AVX512: 4 runs``), when they do not all
+    record one; None when they do (or there are none)."""
+    capabilities = Counter(run.kernels or NOT_RECORDED for run in runs)
+    if len(capabilities) <= 1 and NOT_RECORDED not in capabilities:
+        return None
+    return ", ".join(f"{name}: {count} runs" for name, count in sorted(capabilities.items()))
+
+
+def seeds_complete_twice(runs: list[Run]) -> list[int]:
+    """The seeds with more than one of ``runs`` (complete runs): which one a statistic counts is not defined."""
+    return sorted(seed for seed, count in Counter(run.seed for run in runs).items() if count > 1)
+
+
 def refusals(conditions: dict[str, Condition], design: Design) -> list[str]:
     """Why none of the study can be judged: CPUs of several capabilities (or one not recorded), a seed complete in
     two run dirs, or complete runs evaluated at other steps than the others (none: it can)."""
     runs = [run for condition in conditions.values() for run in condition.complete]
     problems = []
-    capabilities = Counter(run.kernels or NOT_RECORDED for run in runs)
-    if len(capabilities) > 1 or NOT_RECORDED in capabilities:
-        counted = ", ".join(f"{name}: {count} runs" for name, count in sorted(capabilities.items()))
-        problems.append(f"the registration needs every run on CPUs of one capability, recorded; these ran on {counted}")
+    mixed = mixed_capabilities(runs)
+    if mixed:
+        problems.append(f"the registration needs every run on CPUs of one capability, recorded; these ran on {mixed}")
     for condition in conditions.values():
-        twice = sorted(seed for seed, count in Counter(run.seed for run in condition.complete).items() if count > 1)
+        twice = seeds_complete_twice(condition.complete)
         if twice:
             problems.append(f"{condition.name}'s seed(s) {twice} have several complete run dirs: give td3x-report one")
     if len({tuple(run.steps.tolist()) for run in runs}) > 1:

@@ -24,7 +24,6 @@ exact 95% interval, and the control's runs paired with ``stalled_actors``' by wa
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -33,9 +32,15 @@ from scipy import stats
 
 from td3x.analysis.cells import STUDY_GROUP, Registered
 from td3x.analysis.registration import REGISTERED_AGENT, Registration
-from td3x.analysis.runs import NOT_RECORDED, Run, distinct
+from td3x.analysis.runs import Run, distinct
 from td3x.analysis.seed_study_registered import Design as StudyDesign
-from td3x.analysis.seed_study_registered import expected_seeds, is_complete, read_design
+from td3x.analysis.seed_study_registered import (
+    expected_seeds,
+    is_complete,
+    mixed_capabilities,
+    read_design,
+    seeds_complete_twice,
+)
 
 TREATED, CONTROL = "stalled_actors", "stalled_actors_control"
 WEIGHTS = "weights"  # the training source the amendments change
@@ -208,7 +213,7 @@ def fisher_p(count: tuple[int, int], against: tuple[int, int]) -> float:
 
 def why_not(arm: Arm) -> str | None:
     """Why an arm's count cannot be tested (None: it can)."""
-    twice = sorted(seed for seed, count in Counter(run.seed for run in arm.complete).items() if count > 1)
+    twice = seeds_complete_twice(arm.complete)
     if twice:
         return f"not judged: seed(s) {twice} have several complete run dirs: give td3x-report one"
     if len(arm.complete) < arm.registered:
@@ -219,11 +224,10 @@ def why_not(arm: Arm) -> str | None:
 
 def capability_problem(arms: list[Arm]) -> str | None:
     """Why runs of several arms do not share one recorded CPU capability (None: they do)."""
-    found = Counter(run.kernels or NOT_RECORDED for arm in arms for run in arm.complete)
-    if len(found) == 1 and NOT_RECORDED not in found:
+    mixed = mixed_capabilities([run for arm in arms for run in arm.complete])
+    if mixed is None:
         return None
-    counted = ", ".join(f"{name}: {count} runs" for name, count in sorted(found.items()))
-    return f"not judged: the control needs every run on CPUs of one capability, recorded; these ran on {counted}"
+    return f"not judged: the control needs every run on CPUs of one capability, recorded; these ran on {mixed}"
 
 
 def judge_arm(design: Design, arm: Arm, against: str, count: tuple[int, int], problem: str | None) -> FisherTest:
