@@ -2,6 +2,7 @@
 
     python scripts/bench_sps.py [--seeds 1 2 5 10 20] [--threads 1 2] [--presets td3 td3_paper]
                                 [--precisions fp32 bf16] [--steps 300] [--sb3-steps 1000] [--repeats 3] [--no-profile]
+                                [--cleanrl PATH]
 
 A sweep is paid in core-hours (a cluster or joblib runs one job per core), so the figure is env steps per second
 per core: all K seeds' env steps over the wall time and the threads. Both learners get the same hyper-parameters
@@ -20,6 +21,10 @@ row's ratio is the median over repetitions of its per-core rate over the same re
 ratios. Last, per preset and precision, at the K with the best per-core rate, where a stacked loop step's time
 goes: the K env steps, acting, the buffer writes and episode tapes, sampling, the update by part, and the per-seed
 Python bookkeeping (what is left). Needs the ``bench`` extra (``pip install -e ".[bench]"``).
+
+``--cleanrl PATH`` adds CleanRL's TD3 script, run from a checkout of CleanRL's repository at PATH on one thread right
+after SB3's one-thread block, for each preset it can run (``cleanrl_reference.py`` says which, and what its rate
+means), and a ratio to it per td3x row.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from cleanrl_reference import checkout_problems, mismatch, time_cleanrl  # scripts/, beside this file
 from hydra import compose, initialize_config_dir
 
 import td3x.algo.td3
@@ -135,6 +141,7 @@ class Cell:
     td3x: list[float] = field(default_factory=list)
     sb3_one: list[float] = field(default_factory=list)  # SB3 on one thread, same repetition
     sb3_two: list[float] = field(default_factory=list)  # SB3 on two threads (per core), same repetition
+    cleanrl: list[float] = field(default_factory=list)  # CleanRL on one thread, same repetition
 
     def ratios(self, partner: list[float]) -> list[float]:
         return [ours / theirs for ours, theirs in zip(self.td3x, partner, strict=True)]
@@ -152,6 +159,7 @@ def run_table(args: argparse.Namespace) -> list[Cell]:
     for repetition in range(args.repeats):
         for preset in args.presets:
             sb3_one = time_sb3(td3x_config(preset, 1, args.sb3_steps), args.sb3_steps)
+            cleanrl = cleanrl_rate(args, preset)
             rates = {}
             for precision in args.precisions:
                 for threads in args.threads:
@@ -165,14 +173,26 @@ def run_table(args: argparse.Namespace) -> list[Cell]:
                 cell.sb3_one.append(sb3_one)
                 if sb3_two is not None:
                     cell.sb3_two.append(sb3_two)
+                if cleanrl is not None:
+                    cell.cleanrl.append(cleanrl)
             print(
                 f"  repetition {repetition + 1}/{args.repeats}, {preset}: SB3 {sb3_one:.1f} (1 thread)"
                 + (f", {sb3_two:.1f} (2 threads, per core)" if sb3_two is not None else "")
+                + (f"; CleanRL {cleanrl:.1f} (1 thread)" if cleanrl is not None else "")
                 + "; td3x "
                 + ", ".join(f"K={k} {t}t {p} {rate:.1f}" for (t, k, p), rate in rates.items()),
                 flush=True,
             )
     return list(cells.values())
+
+
+def cleanrl_rate(args: argparse.Namespace, preset: str) -> float | None:
+    """CleanRL's one-thread rate with ``preset``'s hyper-parameters, over ``args.sb3_steps`` learning steps (None
+    without ``--cleanrl``, or where its script cannot run the preset)."""
+    config = td3x_config(preset, 1, args.sb3_steps)
+    if args.cleanrl is None or mismatch(config) is not None:
+        return None
+    return time_cleanrl(config, args.sb3_steps, args.cleanrl, WARMUP)
 
 
 def ratio_text(ratios: list[float]) -> str:
@@ -187,23 +207,32 @@ def precision_label(precision: str) -> str:
     return f"{precision} (emulated)" if refused else precision
 
 
+def partner_text(rates: list[float], cell: Cell, width: int) -> str:
+    """A partner's median rate and td3x's ratio to it, or dashes where the partner was not measured."""
+    if not rates:
+        return f"{'-':>{width}s} {ratio_text([])}"
+    return f"{statistics.median(rates):{width}.1f} {ratio_text(cell.ratios(rates))}"
+
+
 def print_table(cells: list[Cell]) -> None:
+    with_cleanrl = any(cell.cleanrl for cell in cells)
     print(
         f"\n{'preset':10s} {'precision':16s} {'threads':>7s} {'K':>3s} {'td3x /core':>10s} {'SB3 1t':>7s} "
         f"{'ratio':>6s} {'range':11s} "
         f"{'SB3 2t/core':>11s} {'ratio':>6s} {'range':11s}"
+        + (f" {'CleanRL 1t':>10s} {'ratio':>6s} {'range':11s}" if with_cleanrl else "")
     )
     for cell in cells:
-        two = f"{statistics.median(cell.sb3_two):11.1f}" if cell.sb3_two else f"{'-':>11s}"
         print(
             f"{cell.preset:10s} {precision_label(cell.precision):16s} {cell.threads:7d} {cell.seeds:3d} "
-            f"{statistics.median(cell.td3x):10.1f} "
-            f"{statistics.median(cell.sb3_one):7.1f} {ratio_text(cell.ratios(cell.sb3_one))} "
-            f"{two} {ratio_text(cell.ratios(cell.sb3_two) if cell.sb3_two else [])}"
+            f"{statistics.median(cell.td3x):10.1f} {partner_text(cell.sb3_one, cell, 7)} "
+            f"{partner_text(cell.sb3_two, cell, 11)}"
+            + (f" {partner_text(cell.cleanrl, cell, 10)}" if with_cleanrl else "")
         )
     print(
         "(env steps per second per core, medians over repetitions; td3x counts all K seeds' steps; ratio: the median "
-        "of the repetitions' td3x/SB3 ratios, each pair measured within the same minutes, and their range)"
+        "of the repetitions' td3x/SB3 (or td3x/CleanRL) ratios, each pair measured within the same minutes, and their "
+        "range)"
     )
 
 
@@ -292,6 +321,22 @@ def profile_loop(preset: str, threads: int, seeds: int, steps: int, precision: s
         print(f"{name:52s} {per_step:8.3f} {per_step / seeds:12.3f} {100 * seconds / total:5.1f}%")
 
 
+def cleanrl_problems(args: argparse.Namespace) -> list[str]:
+    """Why ``--cleanrl`` cannot be measured as asked (none without it)."""
+    if args.cleanrl is None:
+        return []
+    problems = checkout_problems(args.cleanrl)
+    if args.sb3_steps % 100:
+        problems.append(f"--sb3-steps: {args.sb3_steps} is not a multiple of 100 (CleanRL prints its rate every 100)")
+    reasons = {preset: mismatch(td3x_config(preset, 1, 100)) for preset in args.presets}
+    if all(reasons.values()):
+        problems.append(
+            "--cleanrl: CleanRL's TD3 runs none of the presets: "
+            + "; ".join(f"{preset}: {reason}" for preset, reason in reasons.items())
+        )
+    return problems
+
+
 def main() -> None:
     parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 5, 10, 20], help="K: seeds in one process")
@@ -303,9 +348,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="repetitions (alternating td3x and SB3)")
     parser.add_argument("--no-sb3-two", dest="sb3_two", action="store_false", help="skip SB3 on two threads")
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the loop-step profile")
+    parser.add_argument("--cleanrl", type=Path, metavar="PATH", help="a checkout of CleanRL: time its TD3 too")
     args = parser.parse_args()
-    warnings.filterwarnings("ignore", message=".*precision lowered by casting to float32")  # Hopper's Box, via SB3
     register_configs()
+    problems = cleanrl_problems(args)
+    if problems:
+        parser.exit(2, "".join(f"{parser.prog}: error: {problem}\n" for problem in problems))
+    warnings.filterwarnings("ignore", message=".*precision lowered by casting to float32")  # Hopper's Box, via SB3
     numerics.apply(Numerics.native)  # as td3x-train: denormals flushed, from before either learner's first step
     print(
         f"Hopper-v5, learning phase after {WARMUP} random steps a seed: td3x {args.steps} steps a seed, SB3 "
@@ -313,6 +362,9 @@ def main() -> None:
         f"{'flushed to zero' if numerics.denormals_flushed() else 'kept'}, as td3x-train does, for both learners "
         "(one process)"
     )
+    for preset in args.presets if args.cleanrl else []:
+        reason = mismatch(td3x_config(preset, 1, 100))
+        print(f"CleanRL's TD3 ({args.cleanrl}): " + (f"no partner for {preset}: {reason}" if reason else f"{preset}"))
     cells = run_table(args)
     print_table(cells)
     for preset, precision in itertools.product(args.presets, args.precisions) if args.profile else []:
