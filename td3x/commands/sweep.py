@@ -66,7 +66,7 @@ def _print_status(states: list[RunState]) -> int:
         if state.state in (FAILED, STALE):
             print(f"{state.state:8s} {state.run_dir}  at step {state.steps}: {state.reason}")
     done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
-    rates = [s.steps_per_second for s in states if s.steps_per_second]
+    rates = [s.steps_per_compute_second for s in states if s.steps_per_compute_second]
     print(", ".join(f"{counts.get(name, 0)} {name}" for name in STATES))
     left = (total - done) / (sum(rates) / len(rates)) / 3600 if rates else float("nan")
     share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"

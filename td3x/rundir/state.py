@@ -41,13 +41,16 @@ STATES = (COMPLETE, RUNNING, STOPPED, STALE, FAILED, NOT_STARTED)
 
 @dataclass(frozen=True)
 class RunState:
-    """One run's state (one of :data:`STATES`), its progress, and why it is stopped, stale or failed."""
+    """One run's state (one of :data:`STATES`), its progress, and why it is stopped, stale or failed.
+
+    ``steps_per_compute_second`` is the run's env steps per second of the process time it uses: its own rate where
+    it trains alone, K times it where K seeds share a process and its wall clock (None before a first summary)."""
 
     run_dir: Path
     state: str
     steps: int
     total_steps: int
-    steps_per_second: float | None
+    steps_per_compute_second: float | None
     reason: str | None
 
 
@@ -140,5 +143,6 @@ def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
     state, reason = state_of(summary, last, total_steps, lambda: is_locked(process_dir(run_dir, num_seeds)))
     steps = summary["steps"] if summary is not None else 0
     wall = summary.get("wall_time_s") if summary is not None else None
-    rate = steps / wall if isinstance(wall, (int, float)) and wall > 0 else None
+    # K seeds share their process's wall time (each summary records it whole): each uses a K-th of it
+    rate = num_seeds * steps / wall if isinstance(wall, (int, float)) and wall > 0 else None
     return RunState(run_dir, state, steps, total_steps, rate, reason)

@@ -316,6 +316,26 @@ def test_status_of_a_run_stopped_by_ctrl_c_is_stopped_at_once_and_running_while_
     assert code == 1 and "0 complete, 1 running, 0 stopped, 0 stale, 0 failed, 0 not started" in out
 
 
+def test_the_compute_left_of_seeds_sharing_a_process_counts_its_wall_clock_once(
+    make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two seeds in one process stopped at step 330 of 10,000,000: each seed's summary records the process's whole
+    wall time, and the process trains both at once, so what is left takes that process as long as one seed's
+    steps at its rate, not twice as long (as it would, summed over the seeds as if each had a process)."""
+    signal_at(monkeypatch, 330)
+    config = make_config(*STATUS_RUN, "run.total_steps=10000000", "agent.buffer_size=1000", "run.num_seeds=2")
+    with pytest.raises(RunInterrupted):
+        run(config, tmp_path)
+    monkeypatch.undo()
+    walls = [json.loads(path.read_text())["wall_time_s"] for path in tmp_path.glob("seed_*/summary.json")]
+    assert len(walls) == 2 and max(walls) - min(walls) < 1  # the one clock, read as each seed's summary is written
+    process_rate = sum(330 / wall for wall in walls) / 2  # env steps a second of each seed: of the process, for two
+    left_h = 2 * (10_000_000 - 330) / (2 * process_rate) / 3600
+    code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
+    assert code == 1 and "0 complete, 0 running, 2 stopped, 0 stale, 0 failed, 0 not started" in out
+    assert f"steps: 660/20000000 (0.0%); about {left_h:.1f} h of compute left" in out
+
+
 @pytest.mark.slow
 def test_status_of_a_killed_run_is_stale_once_its_lock_is_free(tmp_path: Path) -> None:
     """td3x-train in a process of its own: running while it trains, stale the moment SIGKILL ends it (no summary
