@@ -189,8 +189,10 @@ def run_table(args: argparse.Namespace) -> list[Cell]:
 def cleanrl_rate(args: argparse.Namespace, preset: str) -> float | None:
     """CleanRL's one-thread rate with ``preset``'s hyper-parameters, over ``args.sb3_steps`` learning steps (None
     without ``--cleanrl``, or where its script cannot run the preset)."""
+    if args.cleanrl is None:
+        return None
     config = td3x_config(preset, 1, args.sb3_steps)
-    if args.cleanrl is None or mismatch(config) is not None:
+    if mismatch(config) is not None:
         return None
     return time_cleanrl(config, args.sb3_steps, args.cleanrl, WARMUP)
 
