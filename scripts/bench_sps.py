@@ -12,7 +12,8 @@ Denormal floats are flushed to zero in the whole process, as td3x-train flushes 
 one process cannot give the two learners different settings, and over these short windows from fresh weights
 few denormals arise either way.
 ``--precisions`` adds td3x rows in ``run.precision=bf16`` (SB3 stays fp32); bf16 is measured wherever asked, and
-marked ``emulated`` where td3x-train would refuse it (a CPU without avx512_bf16 or amx_bf16).
+marked ``emulated`` where td3x-train would refuse it (a CPU without avx512_bf16 or amx_bf16). A second table gives
+each bf16 row's rate over fp32's at the same preset, threads and K, repetition by repetition.
 
 Each repetition runs, per preset, SB3 on one thread, then td3x at every K and thread count, then SB3 on two
 threads (when asked for), back to back: a slow minute of a shared machine hits both sides of a pair. Each td3x
@@ -238,6 +239,30 @@ def print_table(cells: list[Cell]) -> None:
     )
 
 
+def precision_rows(cells: list[Cell]) -> list[tuple[Cell, list[float]]]:
+    """Each non-fp32 cell with its per-repetition rate ratios to the fp32 cell of the same preset, threads and K
+    (measured in the same repetition, minutes apart); none where fp32 was not measured."""
+    fp32 = {(cell.preset, cell.threads, cell.seeds): cell for cell in cells if cell.precision == Precision.fp32.name}
+    return [
+        (cell, cell.ratios(fp32[cell.preset, cell.threads, cell.seeds].td3x))
+        for cell in cells
+        if cell.precision != Precision.fp32.name and (cell.preset, cell.threads, cell.seeds) in fp32
+    ]
+
+
+def print_precision_table(cells: list[Cell]) -> None:
+    rows = precision_rows(cells)
+    if not rows:
+        return
+    print(f"\n{'preset':10s} {'precision':16s} {'threads':>7s} {'K':>3s} {'/ fp32':>6s} {'range':11s}")
+    for cell, ratios in rows:
+        print(
+            f"{cell.preset:10s} {precision_label(cell.precision):16s} {cell.threads:7d} {cell.seeds:3d} "
+            f"{ratio_text(ratios)}"
+        )
+    print("(td3x's rate over its own fp32 rate, same preset, threads and K: the repetitions' ratios, median, range)")
+
+
 # ---------------------------------------------------------------------- where a stacked loop step's time goes
 class Clock:
     """Seconds spent in named parts, measured by wrapping the callables that do them."""
@@ -369,6 +394,7 @@ def main() -> None:
         print(f"CleanRL's TD3 ({args.cleanrl}): " + (f"no partner for {preset}: {reason}" if reason else f"{preset}"))
     cells = run_table(args)
     print_table(cells)
+    print_precision_table(cells)
     for preset, precision in itertools.product(args.presets, args.precisions) if args.profile else []:
         best = max(
             (cell for cell in cells if cell.preset == preset and cell.precision == precision),
