@@ -32,11 +32,20 @@ def _try_lock(descriptor: int) -> bool:
     return True
 
 
+# run dirs whose lock this process holds: an exclusive() inside another on the same dir takes nothing more (a study
+# holds its trial's dir from the claim to the told score, and the training inside takes it again)
+_held: set[Path] = set()
+
+
 @contextlib.contextmanager
 def exclusive(run_dir: Path) -> Iterator[None]:
     """Hold ``run_dir``'s lock while the block trains (a sweep relaunched while its jobs still run would otherwise
     put two processes in one dir); raises :class:`ResumeError` when another process holds it."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    key = run_dir.resolve()
+    if key in _held:
+        yield
+        return
     descriptor = os.open(run_dir, os.O_RDONLY)
     try:
         for _ in range(TAKE_RETRIES):
@@ -45,7 +54,11 @@ def exclusive(run_dir: Path) -> Iterator[None]:
             time.sleep(TAKE_RETRY_S)
         else:
             raise ResumeError(f"another process is training in {run_dir}; let it finish or stop it first")
-        yield
+        _held.add(key)
+        try:
+            yield
+        finally:
+            _held.discard(key)
     finally:
         os.close(descriptor)
 

@@ -31,7 +31,7 @@ from optuna.trial import FrozenTrial, TrialState
 from td3x.config.overrides import FREE_FORM, compose_checked
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import RunFileError, read_yaml_mapping, seed_range, seed_run_dirs
-from td3x.rundir.lock import ResumeError, is_locked
+from td3x.rundir.lock import ResumeError, exclusive, is_locked
 from td3x.training.loop import TrainingError
 from td3x.training.run import run
 from td3x.tuning.scores import METRICS, score_until
@@ -133,12 +133,17 @@ def finishing(study_dir: Path) -> Iterator[bool]:
 
 @dataclass
 class Claim:
-    """A trial this process trains: a new one, or a dead one resumed under its own number."""
+    """A trial this process trains: a new one, or a dead one resumed under its own number. Its run dir's lock is
+    taken under the study's lock and held until its outcome is told: no other process sees it dead meanwhile."""
 
     trial: optuna.trial.Trial
     params: dict[str, Any]
     run_dir: Path
     reported: set[int]  # env steps already reported (by the process that was killed)
+    lock: contextlib.ExitStack = dataclasses.field(default_factory=contextlib.ExitStack)
+
+    def __post_init__(self) -> None:
+        self.lock.enter_context(exclusive(self.run_dir))
 
 
 class StudyRunner:
@@ -152,7 +157,8 @@ class StudyRunner:
         """Train trials until the study holds ``settings.trials`` trials (failed ones count: a space whose every
         draw fails ends) and none of them is left dead."""
         while (claim := self.claim()) is not None:
-            self.train(claim)
+            with claim.lock:
+                self.train(claim)
 
     # ------------------------------------------------------------------ claiming
     def claim(self) -> Claim | None:
@@ -170,12 +176,16 @@ class StudyRunner:
             self.study.tell(frozen.number, state=TrialState.FAIL)
             return None
         run_dir = self.study_dir / frozen.user_attrs[RUN_DIR_ATTR]
-        if is_locked(run_dir):
+        if is_locked(run_dir):  # its process trains it, or has yet to tell its outcome
             return None
         # Optuna has no public way to reopen a RUNNING trial in another process: Trial(study, id) is its constructor
         trial = optuna.trial.Trial(self.study, frozen._trial_id)
+        try:
+            claim = Claim(trial, dict(frozen.params), run_dir, set(frozen.intermediate_values))
+        except ResumeError:  # a process outside the study took its dir since the probe
+            return None
         log.info("trial %d: its process is gone; resuming it from its checkpoint in %s", frozen.number, run_dir)
-        return Claim(trial, dict(frozen.params), run_dir, set(frozen.intermediate_values))
+        return claim
 
     def _draw(self) -> Claim:
         trial = self.study.ask()
@@ -204,8 +214,8 @@ class StudyRunner:
         return [*self.settings.overrides, *drawn]
 
     def train(self, claim: Claim) -> None:
-        """Train a claimed trial and tell its outcome (none when another process took it first). A signal
-        (RunInterrupted) passes through: the trial stays RUNNING, and a relaunch resumes it."""
+        """Train a claimed trial and tell its outcome. A signal (RunInterrupted) passes through: the trial stays
+        RUNNING, and a relaunch resumes it."""
         number = claim.trial.number
         try:
             config = compose_checked(self.trial_overrides(claim.params))
@@ -220,13 +230,8 @@ class StudyRunner:
             self.study.tell(claim.trial, state=TrialState.PRUNED)
             log.info("trial %d pruned: %s", number, pruned)
             return
-        except ResumeError as error:
-            if is_locked(claim.run_dir):  # another process claimed it between our draw and our lock
-                log.info("trial %d: another process trains it", number)
-                return
-            self._tell_failed(claim, str(error))
-            return
-        except (TrainingError, ConfigError) as error:  # ConfigError: drawn values this machine cannot run
+        # ConfigError: drawn values this machine cannot run; ResumeError: the trial's dir holds another config's run
+        except (TrainingError, ConfigError, ResumeError) as error:
             self._tell_failed(claim, "; ".join(getattr(error, "problems", [str(error)])))
             return
         try:

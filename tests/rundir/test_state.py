@@ -134,3 +134,18 @@ def test_the_lock_is_seen_by_other_processes_and_freed_when_its_holder_is_killed
     with exclusive(tmp_path):
         assert is_locked(tmp_path)
     assert not is_locked(tmp_path)
+
+
+def test_a_take_inside_a_take_of_the_same_dir_holds_it_until_the_outer_one_ends(tmp_path: Path) -> None:
+    """td3x-tune holds its trial's dir from the claim until the score is told, and the training inside takes it again:
+    the inner take must not be refused, and its end must not free the dir while the outer one holds it."""
+    run_dir, link = tmp_path / "trial_0", tmp_path / "link"
+    run_dir.mkdir()
+    link.symlink_to(run_dir)
+    with exclusive(run_dir):
+        with exclusive(link):  # the same dir by another path
+            assert is_locked(run_dir)
+        assert is_locked(run_dir)  # the score is told here: no other process may see the trial dead
+    assert not is_locked(run_dir)
+    with exclusive(run_dir):  # and free to take again
+        assert is_locked(run_dir)
