@@ -243,6 +243,8 @@ class StudyRunner:
         log.info("trial %d complete: %s %.2f with %s", number, self.settings.metric, score, claim.params)
 
     def _tell_failed(self, claim: Claim, why: str) -> None:
+        with contextlib.suppress(OSError):  # refused before training: the dir the claim's lock made stays empty
+            claim.run_dir.rmdir()
         claim.trial.set_user_attr("failure", why)
         self.study.tell(claim.trial, state=TrialState.FAIL)
         log.warning("trial %d failed: %s", claim.trial.number, why)

@@ -51,7 +51,7 @@ def trial_rows(study: optuna.Study, study_dir: Path, num_seeds: int) -> list[dic
                 "pruned_at_step": trial.last_step if pruned else None,
                 "steps": summary.get("steps"),
                 "wall_time_s": summary.get("wall_time_s"),
-                "run_dir": run_dir.name,
+                "run_dir": run_dir.name if run_dir.is_dir() else None,  # none: refused before training
                 "failure": trial.user_attrs.get("failure"),
             }
         )

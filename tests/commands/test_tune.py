@@ -248,6 +248,31 @@ def test_bad_options_and_overrides_are_one_line_and_exit_2(
 
 
 @pytest.mark.slow
+def test_a_drawn_combination_td3x_refuses_fails_its_trial_and_leaves_no_trial_dir(tmp_path: Path) -> None:
+    # every value passes the check before the study starts (300 with 64, 1000 with 512); a draw of 300 with 512
+    # cannot: the buffer would not hold one mini-batch. The sampler's seed 3 draws it first, then 1000 with 64
+    (tmp_path / "space.yaml").write_text(
+        "agent.buffer_size: {distribution: categorical, choices: [300, 1000]}\n"
+        "agent.batch_size: {distribution: categorical, choices: [64, 512]}\n"
+    )
+    study_dir = tmp_path / "study"
+    base = [override for override in TRIAL if not override.startswith("agent.batch_size=")]
+    arguments = ("--search", str(tmp_path / "space.yaml"), "--trials", "2", "--sampler", "random", "--study-seed", "3")
+    result = subprocess.run(tune_command(study_dir, *base, *arguments), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = trials_table(study_dir)
+    refused = [row for row in rows if (row["agent.buffer_size"], row["agent.batch_size"]) == ("300", "512")]
+    assert refused and len(refused) < len(rows), rows  # the seed draws both kinds of trial
+    for row in rows:
+        if row in refused:  # failed before training: the lock had made its dir, and nothing was written in it
+            assert row["state"] == "fail" and row["run_dir"] == "", row
+            assert "agent.buffer_size=300 is not allowed: must be >= agent.batch_size (512)" in row["failure"]
+            assert not (study_dir / f"trial_{row['trial']}").exists()
+        else:
+            assert row["state"] == "complete" and (study_dir / row["run_dir"] / "seed_0" / "eval.csv").is_file()
+
+
+@pytest.mark.slow
 def test_a_relaunch_with_other_settings_is_refused(
     pruned_study: tuple[Path, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
