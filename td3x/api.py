@@ -123,7 +123,7 @@ def compose(overrides: Sequence[str] = ()) -> ComposedConfig:
         ConfigError: unknown keys or options, values of the wrong type or out of range (``problems``: one line
             each).
     """
-    return compose_checked(list(overrides))
+    return compose_checked(overrides)
 
 
 def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:

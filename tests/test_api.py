@@ -17,6 +17,7 @@ from td3x.analysis.runs import find_runs
 from td3x.commands import eval as evaluate
 from td3x.config.hydra import to_container
 from td3x.config.messages import schema_keys
+from td3x.config.schema import ConfigError
 
 __all__ = ["k_seed_run"]  # a fixture, imported so that this module's tests can use it
 
@@ -66,3 +67,20 @@ def test_a_config_trained_through_the_api_and_the_command_line_shares_one_report
     assert len(runs) == 2 and runs[0].config["choices"] == runs[1].config["choices"]
     assert runs[0].config["choices"] == {"env": "pendulum", "agent": "td3", "noise": "gaussian", "ablation": "no_twin"}
     assert row_labels(runs) == ["TD3 - CDQ", "TD3 - CDQ"]
+
+
+def test_a_field_set_after_compose_is_range_checked_again_before_anything_is_made(tmp_path: Path) -> None:
+    config = td3x.compose(["env=pendulum"])
+    config.run.total_steps = 0  # a plain attribute: the dataclass's check ran when compose built it
+    with pytest.raises(ConfigError) as refused:
+        td3x.train(config, tmp_path / "run")
+    assert refused.value.problems == ["run.total_steps=0 is not allowed: must be an integer >= 1"]
+    assert not (tmp_path / "run").exists()
+
+
+def test_overrides_given_as_one_string_are_refused_not_read_letter_by_letter() -> None:
+    with pytest.raises(ConfigError) as refused:
+        td3x.compose("env=hopper")
+    assert refused.value.problems == [
+        "overrides must be a list of strings such as ['env=hopper', 'seed=3'], not 'env=hopper'"
+    ]

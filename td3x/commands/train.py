@@ -8,6 +8,7 @@ inside a multirun job it raises instead of exiting, so the sweep goes on. Traini
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -15,17 +16,28 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from td3x import __version__
 from td3x.commands.common import VERSION_LINE, exit_with
 from td3x.commands.train_and_report import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config.hydra import CONF_DIR, register_configs, to_typed
-from td3x.config.overrides import default_choices, flag_problem, group_options, override_problems, run_choices
+from td3x.config.messages import composition_problem
+from td3x.config.overrides import (
+    default_choices,
+    flag_problem,
+    group_options,
+    override_problems,
+    overrides_in,
+    run_choices,
+)
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
-from td3x.sweeps.multirun import announce_launch, print_launch_summaries
+from td3x.rundir.layout import unwritable_dir_problem
+from td3x.sweeps.multirun import launch_cost, planned_jobs, print_launch_summaries
 
 
 def _checked_config(cfg: DictConfig, run_dir: Path, multirun: bool) -> TrainConfig | None:
@@ -111,9 +123,36 @@ Examples:
 A run writes config.yaml, eval.csv, metrics.jsonl, summary.json and checkpoint.pt in its run dir.
 Related: td3x-resume RUN_DIR, td3x-sweep, td3x-eval, td3x-report; td3x.load(RUN_DIR) in Python.
 Docs: the docs/ pages of the repository (`mkdocs serve` with the docs extra installed).
-Exit codes: 0 done; 2 a config or resume refusal (nothing created); 1 training stopped, or
-another composition error reported by Hydra.
+Exit codes: 0 done; 2 a config or resume refusal, for a sweep any job's (nothing created);
+1 training stopped.
 --hydra-help shows Hydra's own help; --version td3x's version."""
+
+
+def launch_problems(arguments: list[str]) -> list[str]:
+    """Every problem of what the command line would train, found before Hydra creates a dir or starts a job: each
+    job's config (a single run is one job) under td3x's range checks and what this machine can run, and a dir it
+    can write; in a multirun each line names its job. A multirun's size and cost is printed when it can start."""
+    try:
+        planned = planned_jobs(arguments)
+    except ConfigError as error:
+        return error.problems
+    except (HydraException, OmegaConfBaseException) as error:  # a syntax error, an interpolation naming nothing
+        return [composition_problem(error)]
+    if planned is None:  # --cfg, --info, ...: Hydra prints, nothing trains
+        return []
+    jobs, multirun = planned
+    problems = [
+        f"job {number} ({job.run_dir}): {problem}" if multirun else problem
+        for number, job in enumerate(jobs)
+        for problem in job.problems
+    ]
+    where = Path(os.path.commonpath([job.run_dir for job in jobs]))  # a single run's dir, or the sweep's
+    unwritable = unwritable_dir_problem(where, f"{where} (the {'sweep' if multirun else 'run'}'s dir)")
+    problems += [unwritable] if unwritable else []
+    message = launch_cost(jobs) if multirun and not problems else None
+    if message:
+        print(message, file=sys.stderr)
+    return problems
 
 
 def main() -> None:
@@ -129,11 +168,13 @@ def main() -> None:
     flag = flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True)
     if flag:
         exit_with("td3x-train: error", [f"{flag} (see td3x-train --help)"])
-    problems = override_problems([argument for argument in arguments if "=" in argument and argument[0] != "-"])
+    problems = override_problems(overrides_in(arguments))
+    if problems:
+        exit_with("config error", problems)
+    problems = launch_problems(arguments)
     if problems:
         exit_with("config error", problems)
     numerics.restart_if_portable_asks(arguments)  # before Hydra creates a dir or a launcher starts a worker
-    announce_launch(arguments)  # a sweep's size and cost, before its jobs start
     register_configs()
     try:
         _hydra_main()

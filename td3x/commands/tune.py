@@ -17,13 +17,15 @@ from optuna.trial import TrialState
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
 from td3x.config.overrides import compose_checked
 from td3x.config.schema import ConfigError, TrainConfig
-from td3x.rundir.layout import RunFileError
+from td3x.rundir.layout import RunFileError, unwritable_dir_problem
 from td3x.training.loop import RunInterrupted
 from td3x.training.run import refuse_unrunnable
 from td3x.tuning.scores import METRICS
 from td3x.tuning.space import SearchSpace, load_space, space_path, space_problems, space_record
-from td3x.tuning.study import StudyRunner, StudySettings, finishing, fresh_evaluation, record_settings
+from td3x.tuning.study import LOCK_FILE, StudyRunner, StudySettings, finishing, fresh_evaluation, record_settings
 from td3x.tuning.summary import SUMMARY_DIR, write_summary
+
+DEFAULT_PERCENTILE = 25.0  # the percentile pruner's kept top percent
 
 log = logging.getLogger("td3x")
 
@@ -38,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     add_version_flag(parser)
-    parser.add_argument("study_dir", type=Path, help="the study's dir (its name is the study's and the W&B group)")
+    parser.add_argument("study_dir", type=_path, help="the study's dir (its name is the study's and the W&B group)")
     parser.add_argument(
         "overrides", nargs="*", metavar="OVERRIDE", help="td3x-train's overrides for every trial, e.g. run.num_seeds=3"
     )
@@ -48,11 +50,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--metric", default="mean_return", help="mean_return, final_return or last10_return")
     parser.add_argument("--sampler", choices=("tpe", "random"), default="tpe", help="Optuna's sampler")
     parser.add_argument("--pruner", choices=("median", "percentile", "none"), default="median", help="the pruner")
-    parser.add_argument("--percentile", type=float, default=25.0, help="the percentile pruner's kept top percent")
+    parser.add_argument(
+        "--percentile", type=float, help=f"the percentile pruner's kept top percent (default: {DEFAULT_PERCENTILE})"
+    )
     parser.add_argument("--startup-trials", type=int, default=5, help="complete trials before any pruning")
     parser.add_argument("--warmup-steps", type=int, default=0, help="env steps of a trial before it may be pruned")
     parser.add_argument("--fresh-seeds", type=int, default=5, help="seeds the chosen config is trained on afresh")
     return parser
+
+
+def _path(text: str) -> Path:
+    """A study dir's path; an empty one (an unset shell variable) would be the working dir itself."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path: name the study's dir (it is created if missing)")
+    return Path(text)
 
 
 def _option_problems(args: argparse.Namespace, metrics: list[str]) -> list[str]:
@@ -70,11 +81,22 @@ def _option_problems(args: argparse.Namespace, metrics: list[str]) -> list[str]:
     ):
         if value < least:
             problems.append(f"{option} {value} is not allowed: must be an integer >= {least}")
-    if not 0 < args.percentile < 100:
+    if args.percentile is not None and not 0 < args.percentile < 100:
         problems.append(f"--percentile {args.percentile} is not allowed: must be in (0, 100)")
-    if args.study_dir.exists() and not args.study_dir.is_dir():
-        problems.append(f"{args.study_dir} is a file, not a directory: name a study dir (it is created if missing)")
-    return problems
+    if args.percentile is not None and args.pruner != "percentile":
+        problems.append(f"--percentile is the percentile pruner's: it needs --pruner percentile, not {args.pruner}")
+    return problems + _study_dir_problems(args.study_dir)
+
+
+def _study_dir_problems(study_dir: Path) -> list[str]:
+    """A study dir must be new, empty or a study's (another tool's dir would get trials mixed into its files), and
+    writable."""
+    if study_dir.exists() and not study_dir.is_dir():
+        return [f"{study_dir} is a file, not a directory: name a study dir (it is created if missing)"]
+    if study_dir.is_dir() and any(study_dir.iterdir()) and not (study_dir / LOCK_FILE).exists():
+        return [f"{study_dir} holds files but no study: name a new or empty dir, or a study's dir to resume it"]
+    found = unwritable_dir_problem(study_dir, f"the study dir {study_dir}")
+    return [found] if found else []
 
 
 def _base_config(overrides: list[str]) -> TrainConfig:
@@ -94,7 +116,7 @@ def _study_settings(args: argparse.Namespace, overrides: list[str], space: Searc
         metric=args.metric,
         sampler=args.sampler,
         pruner=args.pruner,
-        percentile=args.percentile,
+        percentile=DEFAULT_PERCENTILE if args.percentile is None else args.percentile,
         startup_trials=args.startup_trials,
         warmup_steps=args.warmup_steps,
         fresh_seeds=args.fresh_seeds,

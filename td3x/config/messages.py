@@ -83,3 +83,15 @@ def value_type_problem(key: str, value: Any, text: str) -> str | None:
     except ConfigError:  # the merge passed the type check; the ranges are checked later
         return None
     return None
+
+
+def composition_problem(error: Exception) -> str:
+    """One line for a config Hydra or OmegaConf could not compose or resolve (a syntax error in an override, an
+    interpolation naming nothing, an unset ``oc.env`` variable): its message's lines joined, with the key it names."""
+    lines = [line.strip() for line in str(error).partition("Config search path")[0].splitlines() if line.strip()]
+    skipped = ("full_key:", "reference_type", "object_type", "See https")  # OmegaConf's and Hydra's trailers
+    message = " ".join(line for line in lines if not line.startswith(skipped))
+    if error.__cause__ is not None:  # "Error merging override x=y": why, in the exception it was raised from
+        message += f": {composition_problem(error.__cause__)}"
+    key = getattr(error, "full_key", None) or getattr(error, "override", None)  # OmegaConf's key, Hydra's line
+    return f"{key}: {message}" if key and key not in message else message

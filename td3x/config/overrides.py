@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from td3x.config.hydra import CONF_DIR, ComposedConfig, register_configs, to_typed
-from td3x.config.messages import schema_keys, unknown_key_problem, value_type_problem
+from td3x.config.messages import composition_problem, schema_keys, unknown_key_problem, value_type_problem
 from td3x.config.schema import ConfigError
 
 FREE_FORM = ("env.kwargs.",)  # passed to gymnasium.make as they are
@@ -84,8 +84,14 @@ def override_problems(arguments: list[str]) -> list[str]:
         key = override.key_or_group
         if key in DIR_KEYS and not override.is_sweep_override():
             problems += _dir_problems(key, str(override.input_line).partition("=")[2])
-        if override.is_hydra_override() or "/" in key or override.is_delete():
-            continue  # Hydra's own settings and launcher choices: Hydra checks them
+        if override.is_hydra_override() or "/" in key or (override.is_delete() and key.startswith(FREE_FORM)):
+            continue  # Hydra's own settings and launcher choices: Hydra checks them; env kwargs are free-form
+        if override.is_delete():  # every key has a default and every group an option: ~seed would leave a hole
+            problems.append(
+                f"{override.input_line} is not allowed: td3x's keys and groups cannot be deleted; set a "
+                f"value instead ({key}=...), or leave out the override for the default"
+            )
+            continue
         if key in groups and key not in chosen and not override.is_add():
             problems.append(f"{override.input_line} needs a +: +{override.input_line} ({key} has no default to change)")
         elif key in groups:
@@ -96,6 +102,12 @@ def override_problems(arguments: list[str]) -> list[str]:
         elif key in keys:
             problems += _type_problems(override)
     return problems
+
+
+def overrides_in(arguments: Sequence[str]) -> list[str]:
+    """The overrides of a command line: ``key=value`` (with ``+`` or ``++``) and ``~key`` deletions, not the
+    ``-flags`` or the values they take (``--cfg job``)."""
+    return [argument for argument in arguments if ("=" in argument or argument[:1] == "~") and argument[0] != "-"]
 
 
 def flag_problem(arguments: Sequence[str], options: Collection[str], takes_overrides: bool) -> str | None:
@@ -145,23 +157,30 @@ def _key_named(flag: str) -> str | None:
     return names[close[0]] if close else None
 
 
-def compose_checked(overrides: list[str]) -> ComposedConfig:
+def compose_checked(overrides: Sequence[str]) -> ComposedConfig:
     """The checked config ``td3x-train OVERRIDES`` would train (``td3x.compose``, ``td3x-tune``'s trials), with
     the group choices ``td3x-train`` records (``.choices``).
 
     Raises:
-        ConfigError: unknown keys or options, values of the wrong type or out of range (one line each).
+        ConfigError: unknown keys or options, values of the wrong type or out of range, a line Hydra cannot parse
+            or compose, an interpolation naming nothing (one line each).
     """
+    if isinstance(overrides, str) or not all(isinstance(line, str) for line in overrides):
+        raise ConfigError([f"overrides must be a list of strings such as ['env=hopper', 'seed=3'], not {overrides!r}"])
+    overrides = list(overrides)
     problems = override_problems(overrides)
     if problems:
         raise ConfigError(problems)
     register_configs()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=overrides, return_hydra_config=True)
-    choices = run_choices(cfg.hydra.runtime.choices)
-    with open_dict(cfg):
-        del cfg["hydra"]
-    return ComposedConfig.of(to_typed(cfg), choices)
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose(config_name="train", overrides=overrides, return_hydra_config=True)
+        choices = run_choices(cfg.hydra.runtime.choices)
+        with open_dict(cfg):
+            del cfg["hydra"]
+        return ComposedConfig.of(to_typed(cfg), choices)
+    except (HydraException, OmegaConfBaseException) as error:  # a syntax error, a sweep (a=1,2), ${oops}
+        raise ConfigError([composition_problem(error)]) from error
 
 
 def run_choices(runtime_choices: Any) -> dict[str, str]:
@@ -181,6 +200,8 @@ def _dir_problems(key: str, value: str) -> list[str]:
     """One line when a dir Hydra would create is an existing file, or lies below one; [] for interpolations."""
     if "${" in value:
         return []
+    if not value.strip():  # an unset shell variable: Hydra would train in the working dir itself
+        return [f"{key}= is empty: name a dir (it is created if missing)"]
     path = Path(value).expanduser()
     blocking = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
     if blocking is None:

@@ -281,6 +281,7 @@ EVAL_SEED_BASE = 1_000_000
 
 
 EVAL_SEED_STRIDE = 1000
+MAX_SEED = 2**32 - 1  # numpy's global seed (np.random.seed) takes no larger
 
 
 @dataclass
@@ -297,6 +298,13 @@ class TrainConfig:
     paper_row: str = "TD3"  # the Table 2 row this config reproduces; set by the ablation option
 
     def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise ConfigError(problems)
+
+    def problems(self) -> list[str]:
+        """Every range problem, one line each: checked when the config is built, and again before training (a
+        field set afterwards, ``config.run.total_steps = 0``, skips the first check)."""
         problems = [
             *self.env.problems(),
             *self.agent.problems(),
@@ -306,15 +314,16 @@ class TrainConfig:
             *self.seeds.problems(),
             *self._evaluation_set_problems(),
         ]
-        if self.seed < 0:
-            problems.append(f"seed={self.seed!r} is not allowed: must be an integer >= 0")
+        last_seed = MAX_SEED - (self.run.num_seeds - 1)  # a K-seeds process trains seed .. seed + K - 1
+        if not 0 <= self.seed <= last_seed:
+            stacked = f" with run.num_seeds={self.run.num_seeds}" if self.run.num_seeds > 1 else ""
+            problems.append(f"seed={self.seed!r} is not allowed: must be an integer in [0, {last_seed}]{stacked}")
         if self.run.num_seeds > 1 and self.agent.update_schedule is UpdateSchedule.episode_end:
             problems.append(
                 f"run.num_seeds={self.run.num_seeds} is not allowed with agent.update_schedule=episode_end: "
                 "the seeds' episodes end at different steps; use 1, or update_schedule=per_step"
             )
-        if problems:
-            raise ConfigError(problems)
+        return problems
 
     def _evaluation_set_problems(self) -> list[str]:
         """Each seed's own evaluation start states hold EVAL_SEED_STRIDE episodes: the sets must fit in them."""

@@ -61,6 +61,19 @@ def process_dir(run_dir: Path, num_seeds: int) -> Path:
     return run_dir.parent if num_seeds > 1 else run_dir
 
 
+def unwritable_dir_problem(path: Path, named: str) -> str | None:
+    """One line when the dir ``path`` cannot be made or written here: the nearest part of it that exists is not a
+    dir, or not writable (a read-only disk counts, for root too); None when it can. ``named``: how the line names
+    it (``hydra.run.dir=outputs/x``, ``the study dir outputs/s``)."""
+    existing = next((part for part in (path, *path.parents) if part.exists()), None)
+    if existing is not None and not existing.is_dir():
+        return f"{named} cannot be made: {existing} is a file, not a directory"
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        below = "" if existing == path else f" ({existing}, where it would be made)"
+        return f"{named} is not writable here{below}: choose a dir you can write"
+    return None
+
+
 def run_configs(path: Path) -> list[Path]:
     """The ``config.yaml`` of a run dir, or those of a K-seeds process dir's seeds in seed order; [] for neither."""
     if (path / CONFIG_FILE).is_file():

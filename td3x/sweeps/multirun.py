@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,15 @@ from omegaconf import DictConfig, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
 from td3x.config.hydra import CONF_DIR, register_configs, to_typed
-from td3x.config.overrides import apply_overrides, group_options, override_dirname, override_problems, sweep_jobs
+from td3x.config.messages import composition_problem
+from td3x.config.overrides import (
+    apply_overrides,
+    group_options,
+    override_dirname,
+    override_problems,
+    overrides_in,
+    sweep_jobs,
+)
 from td3x.config.schema import ConfigError
 from td3x.rundir.layout import (
     CONFIG_FILE,
@@ -43,6 +50,7 @@ from td3x.rundir.layout import (
 )
 from td3x.rundir.state import COMPLETE, FAILED, NOT_STARTED, STOPPED, RunState, run_state
 from td3x.sweeps.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sweep_dir_override
+from td3x.training.run import check_runtime
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +79,11 @@ def _composing() -> Iterator[None]:
         yield
 
 
-def _compose(overrides: list[str]) -> DictConfig:
-    """The full config (with ``hydra``) of a multirun job, composed by the initialized Hydra's config loader."""
+def _compose(overrides: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> DictConfig:
+    """The full config (with ``hydra``) of a multirun job or a single run, composed by the initialized Hydra's
+    config loader."""
     loader = GlobalHydra.instance().config_loader()
-    return loader.load_configuration(
-        config_name="train", overrides=overrides, run_mode=RunMode.MULTIRUN, from_shell=False
-    )
+    return loader.load_configuration(config_name="train", overrides=overrides, run_mode=run_mode, from_shell=False)
 
 
 def _parser() -> OverridesParser:
@@ -100,9 +107,11 @@ class JobComposer:
     """Composes jobs as Hydra would, composing each distinct choice of config groups once: a job is a copy of
     its groups' composition with its value overrides (``key=v``, ``+``, ``++``, ``~``) applied in Hydra's order."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_mode: RunMode = RunMode.MULTIRUN) -> None:
         self.groups = set(group_options())
         self.cache: dict[tuple[str, ...], DictConfig] = {}
+        self.run_mode = run_mode  # a single run's dir is hydra.run.dir, a multirun job's the sweep dir's subdir
+        self.machine_problems: dict[tuple[object, ...], list[str]] = {}  # check_runtime's, once per env and device
 
     def _is_group(self, override: Override) -> bool:
         return override.key_or_group in self.groups or "/" in override.key_or_group
@@ -110,7 +119,7 @@ class JobComposer:
     def _composed(self, group_lines: tuple[str, ...]) -> DictConfig:
         """The full config (with ``hydra``) of one choice of groups, composed once (shared: copy it)."""
         if group_lines not in self.cache:
-            self.cache[group_lines] = _compose(list(group_lines))
+            self.cache[group_lines] = _compose(list(group_lines), self.run_mode)
         return self.cache[group_lines]
 
     def configs(self, overrides: list[str]) -> tuple[Path, DictConfig]:
@@ -128,7 +137,10 @@ class JobComposer:
                 dirname.kv_sep,
             )
         HydraConfig.instance().set_config(cfg)  # the ${hydra:...} resolvers in the dir names read it
-        run_dir = Path(cfg.hydra.sweep.dir) / str(cfg.hydra.sweep.subdir)
+        if self.run_mode is RunMode.RUN:
+            run_dir = Path(cfg.hydra.run.dir)
+        else:
+            run_dir = Path(cfg.hydra.sweep.dir) / str(cfg.hydra.sweep.subdir)
         with open_dict(cfg):
             del cfg["hydra"]
         return run_dir, cfg
@@ -138,35 +150,48 @@ class JobComposer:
         return Job(
             overrides=overrides,
             run_dir=run_dir,
-            problems=_problems(task),
+            problems=self._problems(task),
             total_steps=int(task.run.total_steps),
             seed=int(task.seed),
             num_seeds=int(task.run.num_seeds),
             num_threads=int(task.run.num_threads),
         )
 
-
-def _problems(task: DictConfig) -> list[str]:
-    try:
-        to_typed(task)
-    except ConfigError as error:
-        return error.problems
-    return []
+    def _problems(self, task: DictConfig) -> list[str]:
+        """td3x's range checks, then what this machine can run (:func:`check_runtime`: the env made once per env
+        config, device, precision and buffer)."""
+        try:
+            config = to_typed(task)
+        except ConfigError as error:
+            return error.problems
+        except OmegaConfBaseException as error:  # an interpolation naming nothing, an unset oc.env variable
+            return [composition_problem(error)]
+        machine = (
+            repr(config.env),
+            config.run.device,
+            config.run.precision,
+            config.agent.buffer_size,
+            config.run.num_seeds,
+        )
+        if machine not in self.machine_problems:
+            self.machine_problems[machine] = check_runtime(config)
+        return self.machine_problems[machine]
 
 
 def check_overrides(arguments: list[str]) -> None:
     """Refuse overrides as ``td3x-train`` does before Hydra sees them: unknown keys and options, values of the
     wrong type (raises ConfigError, one line a problem)."""
-    problems = override_problems([argument for argument in arguments if "=" in argument and argument[0] != "-"])
+    problems = override_problems(overrides_in(arguments))
     if problems:
         raise ConfigError(problems)
 
 
-def list_jobs(arguments: list[str]) -> list[Job]:
-    """The jobs of a multirun with these overrides (checked first, as td3x-train checks them: ConfigError)."""
+def list_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> list[Job]:
+    """The jobs of a multirun with these overrides, or the one job of a single run (``RunMode.RUN``); the
+    overrides checked first, as td3x-train checks them (ConfigError)."""
     check_overrides(arguments)
     with _composing():
-        composer = JobComposer()
+        composer = JobComposer(run_mode)
         return with_seed_overlaps([composer.describe(overrides) for overrides in job_overrides(arguments)])
 
 
@@ -231,24 +256,19 @@ def launch_cost(jobs: list[Job]) -> str | None:
     )
 
 
-def announce_launch(arguments: list[str]) -> None:
-    """Print a multirun's size and estimated cost (``launch_cost``) to stderr before Hydra starts its jobs;
-    nothing for a single run, a command that trains nothing (``--cfg``, ``--info``, ...) or overrides td3x-train
-    refuses (it reports those itself)."""
+def planned_jobs(arguments: list[str]) -> tuple[list[Job], bool] | None:
+    """What a ``td3x-train`` command line would train, composed before Hydra creates anything: its jobs (a single
+    run is one) and whether it is a multirun; None for a command that trains nothing (``--cfg``, ``--info``, ...).
+
+    Raises:
+        ConfigError: overrides td3x refuses. HydraException, OmegaConfBaseException: a line Hydra cannot compose.
+    """
     flags = [argument for argument in arguments if argument.startswith("-")]
     overrides = [argument for argument in arguments if not argument.startswith("-")]
     if any(flag not in ("-m", "--multirun") for flag in flags):
-        return
-    if not flags and not any("experiment=" in override for override in overrides):
-        return  # no -m and no experiment: a single run, not composed twice
-    try:
-        if not flags and not _is_multirun(overrides):
-            return
-        message = launch_cost(list_jobs(overrides))
-    except (ConfigError, HydraException, OmegaConfBaseException, RunFileError):
-        return  # the launch itself reports the problem, one line
-    if message:
-        print(message, file=sys.stderr)
+        return None
+    multirun = bool(flags) or (any("experiment=" in override for override in overrides) and _is_multirun(overrides))
+    return list_jobs(overrides, RunMode.MULTIRUN if multirun else RunMode.RUN), multirun
 
 
 def _is_multirun(overrides: list[str]) -> bool:

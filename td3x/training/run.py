@@ -65,9 +65,10 @@ def check_runtime(config: TrainConfig) -> list[str]:
 
 
 def refuse_unrunnable(config: TrainConfig) -> None:
-    """Raise ConfigError, one line a problem, for what :func:`check_runtime` finds: every way into training checks
-    this first, and ``td3x-tune`` before it creates its study."""
-    problems = check_runtime(config)
+    """Raise ConfigError, one line a problem, for the config's range checks (again: a field may have been set since
+    it was built) and what :func:`check_runtime` finds: every way into training checks this first, and
+    ``td3x-tune`` before it creates its study."""
+    problems = config.problems() or check_runtime(config)
     if problems:
         raise ConfigError(problems)
 

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -141,16 +142,44 @@ def test_hydra_composition_errors_name_the_key(tmp_path: Path) -> None:
     assert result.returncode != 0 and "no_twin" in result.stderr  # Hydra lists the available options
 
 
-@pytest.mark.slow
-def test_a_refused_job_in_a_multirun_does_not_stop_the_others(tmp_path: Path) -> None:
-    result = train(
-        "-m", "agent.tau=1.5,0.5", "run.total_steps=300", "env.random_steps=300", *SHORT, f"hydra.sweep.dir={tmp_path}"
+def test_a_refused_job_in_a_multirun_is_named_before_any_job_starts(tmp_path: Path) -> None:
+    sweep_dir = tmp_path / "sweep"
+    result = train("-m", "agent.tau=0.5,1.5", "run.total_steps=300", *SHORT, f"hydra.sweep.dir={sweep_dir}")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"config error: job 1 ({sweep_dir}/pendulum/none/agent.batch_size=64,agent.hidden_sizes=[32,32],agent.tau=1.5,"
+        "run.eval_episodes=2,run.total_steps=300): "
+        "agent.tau=1.5 is not allowed: must be in (0, 1]"
+    ]
+    assert not sweep_dir.exists()  # job 0, whose config is fine, did not start either
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A dir this process cannot write in: without write permission, or (root writes in any dir of a writable disk)
+    a read-only tmpfs mounted on it."""
+    path = tmp_path / "read_only"
+    path.mkdir()
+    path.chmod(0o555)
+    mounted = os.access(path, os.W_OK)
+    if mounted:
+        mount = ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(path)]
+        if subprocess.run(mount, capture_output=True).returncode != 0:
+            pytest.skip("root here, and no read-only tmpfs can be mounted: no dir it cannot write")
+    yield path
+    if mounted:
+        subprocess.run(["umount", str(path)], check=True)
+
+
+def test_a_sweep_on_a_read_only_disk_is_refused_before_any_job_starts(read_only: Path) -> None:
+    result = train("-m", "seed=0,1", "run.total_steps=300", *SHORT, f"hydra.sweep.dir={read_only}/sweep")
+    assert (result.returncode, result.stderr.splitlines()) == (
+        2,
+        [
+            f"config error: {read_only}/sweep/pendulum/none (the sweep's dir) is not writable here ({read_only}, "
+            "where it would be made): choose a dir you can write"
+        ],
     )
-    assert result.returncode != 0
-    assert "agent.tau=1.5 is not allowed" in result.stderr
-    finished = [json.loads(path.read_text()) for path in tmp_path.glob("pendulum/none/*/summary.json")]
-    assert [summary["status"] for summary in finished] == ["complete"]  # the good job ran after the bad one
-    assert not list(tmp_path.glob("pendulum/none/agent.tau=1.5*"))
 
 
 @pytest.mark.slow
@@ -219,6 +248,57 @@ def test_unknown_keys_and_options_are_refused_in_one_line_with_the_closest_match
     with pytest.raises(ConfigError) as refused:  # the Python API refuses it the same way
         td3x.compose([override])
     assert refused.value.problems == [line]
+
+
+@pytest.mark.parametrize(
+    ("override", "line"),
+    [
+        ("run.total_steps=-5", "run.total_steps=-5 is not allowed: must be an integer >= 1"),
+        ("seed=4294967296", "seed=4294967296 is not allowed: must be an integer in [0, 4294967295]"),
+        (
+            "~seed",
+            "~seed is not allowed: td3x's keys and groups cannot be deleted; set a value instead (seed=...), "
+            "or leave out the override for the default",
+        ),
+        (
+            "~env",
+            "~env is not allowed: td3x's keys and groups cannot be deleted; set a value instead (env=...), "
+            "or leave out the override for the default",
+        ),
+        ("run.total_steps=${oops}", "run.total_steps: Interpolation key 'oops' not found"),
+        (
+            "logging.group=${oc.env:TD3X_UNSET_VARIABLE}",
+            "logging.group: KeyError raised while resolving interpolation: "
+            "\"Environment variable 'TD3X_UNSET_VARIABLE' not found\"",
+        ),
+        ("agent.hidden_sizes=[32", "agent.hidden_sizes=[32: no viable alternative at input '[32'"),
+    ],
+)
+def test_values_only_the_composed_config_shows_wrong_are_refused_before_any_dir_is_made(
+    override: str, line: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Range checks, deletions, interpolations and syntax: one line and exit code 2, and no outputs/ left behind
+    (Hydra would make the run dir before td3x sees the config)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TD3X_UNSET_VARIABLE", raising=False)
+    code, stderr = train_main(monkeypatch, capsys, override)
+    assert (code, stderr.splitlines()) == (2, [f"config error: {line}"])
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ConfigError) as refused:
+        td3x.compose([override])
+    assert refused.value.problems == [line]
+
+
+def test_an_empty_run_dir_is_refused_not_the_working_dir_trained_in(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, stderr = train_main(monkeypatch, capsys, "hydra.run.dir=", "run.total_steps=10")
+    assert (code, stderr.splitlines()) == (
+        2,
+        ["config error: hydra.run.dir= is empty: name a dir (it is created if missing)"],
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_real_console_script_refuses_a_typo_before_creating_anything(tmp_path: Path) -> None:

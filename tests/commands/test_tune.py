@@ -235,6 +235,9 @@ def test_a_bad_search_space_is_one_line_and_exit_2(
         (["agent.tau=2"], "agent.tau=2.0 is not allowed"),
         (["agent.tau=0.01"], "agent.tau is both set on the command line and searched"),
         (["--search", "td3_cor"], "no such file or option of conf/search/ (options: td3_core"),
+        (["--pruner", "none", "--percentile", "50"], "--percentile is the percentile pruner's: it needs --pruner"),
+        (["agent.hidden_sizes=[32"], "agent.hidden_sizes=[32: no viable alternative at input '[32'"),
+        (["seed=0,1"], "Ambiguous value for argument 'seed=0,1'"),  # a sweep: a study trains one config a trial
     ],
 )
 def test_bad_options_and_overrides_are_one_line_and_exit_2(
@@ -270,6 +273,22 @@ def test_a_drawn_combination_td3x_refuses_fails_its_trial_and_leaves_no_trial_di
             assert not (study_dir / f"trial_{row['trial']}").exists()
         else:
             assert row["state"] == "complete" and (study_dir / row["run_dir"] / "seed_0" / "eval.csv").is_file()
+
+
+def test_a_dir_that_is_not_a_study_s_is_refused_and_left_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "a_run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text("seed: 0\n")
+    assert exit_code(tune.main, [str(run_dir), *TRIAL]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"config error: {run_dir} holds files but no study: name a new or empty dir, or a study's dir to resume it"
+    ]
+    assert [path.name for path in run_dir.iterdir()] == ["config.yaml"]
+    assert exit_code(tune.main, ["", *TRIAL]) == 2  # an unset shell variable would name the working dir
+    assert "argument study_dir: an empty path" in capsys.readouterr().err
 
 
 @pytest.mark.slow

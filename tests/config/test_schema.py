@@ -201,6 +201,8 @@ BAD = [  # override, text every message must contain
     ("run.eval_seed=-1", "run.eval_seed=-1"),
     ("logging.video_every=0", "logging.video_every=0"),
     ("seed=-1", "seed=-1"),
+    ("seed=4294967296", "seed=4294967296"),  # numpy's global seed takes up to 2**32 - 1
+    ("seed=4294967295 run.num_seeds=2", "seed=4294967295"),  # seeds seed .. seed + K - 1
 ]
 
 
