@@ -85,7 +85,7 @@ def value_type_problem(key: str, value: Any, text: str) -> str | None:
     return None
 
 
-def composition_problem(error: Exception) -> str:
+def composition_problem(error: BaseException) -> str:
     """One line for a config Hydra or OmegaConf could not compose or resolve (a syntax error in an override, an
     interpolation naming nothing, an unset ``oc.env`` variable): its message's lines joined, with the key it names."""
     lines = [line.strip() for line in str(error).partition("Config search path")[0].splitlines() if line.strip()]
