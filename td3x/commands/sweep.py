@@ -39,7 +39,7 @@ from td3x.rundir.layout import (
     seed_run_dirs,
 )
 from td3x.rundir.state import COMPLETE, FAILED, STALE, STATES, RunState
-from td3x.sweeps.launches import read_launches, sweep_dir_override
+from td3x.sweeps.launches import cwd_problem, launch_records, sweep_dir_override
 from td3x.sweeps.multirun import Job, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
 from td3x.sweeps.wandb_view import gather, view_command, view_lines
 
@@ -77,13 +77,26 @@ def _print_status(states: list[RunState]) -> int:
     return 0 if counts.get(COMPLETE, 0) == len(states) else 1
 
 
+class Refused(Exception):
+    """What td3x-sweep refuses once it has read the sweep dir, before it trains anything: one line a problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(*problems)
+        self.problems = problems
+
+
 def rerun(sweep_dir: Path) -> int:
     """Launch every launch into the sweep dir again, in that dir, with its own overrides and launcher: finished
     jobs return at once, the others resume from their checkpoints (or start, if they never wrote one). Ctrl-C
     stops the launch at the running jobs' next checkpoint, as it stops td3x-train."""
-    codes = []
-    for launch in read_launches(sweep_dir):
+    records = launch_records(sweep_dir)
+    for _, launch in records:  # every launch checked before the first one trains: none is relaunched half-way
         check_overrides(launch.task_overrides)
+    problems = [problem for record, launch in records if (problem := cwd_problem(record, launch))]
+    if problems:
+        raise Refused(problems)
+    codes = []
+    for _, launch in records:
         arguments = ["-m", *launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)]
         print("relaunching: td3x-train", " ".join(arguments), flush=True)
         codes.append(_train_until_done([sys.executable, "-m", "td3x.commands.train", *arguments], launch.cwd))
@@ -110,17 +123,32 @@ class SweepStopped(Exception):
 
 
 def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
-    """Re-run the first ``runs`` complete runs of a sweep for a few thousand steps in a scratch dir (the sweep
-    is never touched) and check that their ``eval.csv`` prefixes match bit for bit (timing columns aside)."""
+    """Re-run the first ``runs`` complete runs of a sweep for ``steps`` env steps (by default
+    2 ``run.eval_every`` + 1) in a scratch dir (the sweep is never touched) and check that their ``eval.csv``
+    prefixes match bit for bit (timing columns aside). A run no longer than that is re-run whole, every evaluation
+    compared; ``steps`` past a run's ``run.total_steps`` is refused before any run trains (:class:`Refused`): the
+    re-run would evaluate where the run never did."""
     from td3x.training.run import run  # the training stack, only for this command
 
     complete = [s.run_dir for s in sweep_states(sweep_dir) if s.state == COMPLETE][:runs]
     if not complete:
         raise FileNotFoundError(f"{sweep_dir} has no complete run to recheck")
+    originals = [(run_dir, from_saved(read_yaml_mapping(run_dir / CONFIG_FILE))) for run_dir in complete]
+    shortest_dir, shortest = min(originals, key=lambda item: item[1].run.total_steps)
+    if steps is not None and steps > shortest.run.total_steps:
+        raise Refused(
+            [
+                f"--steps {steps} is more than the {shortest.run.total_steps} env steps of {shortest_dir} "
+                f"(its run.total_steps): give --steps {shortest.run.total_steps} or fewer"
+            ]
+        )
     mismatches = 0
-    for run_dir in complete:
-        original = from_saved(read_yaml_mapping(run_dir / CONFIG_FILE))
-        length = steps or 2 * original.run.eval_every + 1  # evaluations 0, e and 2e compare
+    for run_dir, original in originals:
+        total = original.run.total_steps
+        default = 2 * original.run.eval_every + 1  # evaluations 0, e and 2e compare
+        length = min(default if steps is None else steps, total)
+        # the last evaluation of a shorter re-run may differ; a whole re-run is the run itself: all of it compares
+        before = total + 1 if length == total else length
         replay = dataclasses.replace(
             original,
             run=dataclasses.replace(original.run, total_steps=length),
@@ -129,13 +157,14 @@ def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
         with tempfile.TemporaryDirectory(prefix="td3x-recheck-") as scratch:
             run(replay, Path(scratch))  # a seed of a K-seed process reruns first of K again, in the same mode
             rerun_dir = seed_run_dirs(Path(scratch), replay.seed, replay.run.num_seeds)[0]
-            ours, theirs = _eval_prefix(rerun_dir, length), _eval_prefix(run_dir, length)
+            ours, theirs = _eval_prefix(rerun_dir, before), _eval_prefix(run_dir, before)
             difference = _first_difference(theirs, ours)
             provenance = json.loads((rerun_dir / PROVENANCE_FILE).read_text())
         mismatches += difference is not None
+        compared = f"the whole run of {total} steps" if length == total else f"before step {length}"
         print(
-            f"{'identical' if difference is None else 'DIFFERENT'}  {run_dir}  ({len(ours)} evaluations before "
-            f"step {length}){'' if difference is None else ': ' + difference}"
+            f"{'identical' if difference is None else 'DIFFERENT'}  {run_dir}  ({len(ours)} evaluations, {compared})"
+            f"{'' if difference is None else ': ' + difference}"
         )
         if difference is not None:
             for line in _provenance_changes(json.loads((run_dir / PROVENANCE_FILE).read_text()), provenance):
@@ -188,11 +217,15 @@ def open_view(path: Path, no_open: bool) -> int:
     """``td3x-sweep view``: gather the runs at or below ``path`` (:func:`td3x.sweeps.wandb_view.gather`), then open them
     in ``wandb leet`` (in a terminal, unless ``no_open``) or print the command that does."""
     view = gather(path)
+    if view.segments == 0:  # nothing to view: gather made no view dir, so no line names one
+        print(
+            f"td3x-sweep: {path} holds no W&B run to view: its {view.runs_without_wandb} run(s) logged none "
+            "(logging.wandb_mode=disabled)",
+            file=sys.stderr,
+        )
+        return 1
     for line in view_lines(view):
         print(line)
-    if view.segments == 0:
-        print(f"td3x-sweep: {path} holds no W&B run to view", file=sys.stderr)
-        return 1
     if no_open or not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(f"open them with: {view.command()}")
         return 0
@@ -216,6 +249,17 @@ COMMANDS = {
     "view": "link every W&B run of a sweep dir, a K-seeds dir or a folder of runs into its wandb/ dir, named by "
     "row, env and seed, and open them together in W&B's terminal viewer (wandb leet); runs nothing",
 }
+
+
+def _at_least_one(text: str) -> int:
+    """An option's count: argparse names the option in its one-line refusal."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -248,9 +292,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub["view"].add_argument(
         "--no-open", action="store_true", help="link the runs and print the wandb leet command, without opening it"
     )
-    sub["recheck"].add_argument("--runs", type=int, default=2, help="how many complete runs to re-run")
     sub["recheck"].add_argument(
-        "--steps", type=int, help="env steps per re-run (default: 2 run.eval_every + 1, so 3 evaluations compare)"
+        "--runs", type=_at_least_one, default=2, metavar="N", help="how many complete runs to re-run"
+    )
+    sub["recheck"].add_argument(
+        "--steps",
+        type=_at_least_one,
+        metavar="N",
+        help="env steps per re-run, at most a run's run.total_steps, which re-runs it whole (default: 2 "
+        "run.eval_every + 1, so 3 evaluations compare, or the whole run when it is no longer)",
     )
     return parser
 
@@ -279,6 +329,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(1)
     except (FileNotFoundError, RunFileError) as error:
         exit_with("td3x-sweep", [str(error)])
+    except Refused as error:
+        exit_with("td3x-sweep", error.problems)
     except ConfigError as error:  # a job's overrides, or a config this machine cannot run (recheck)
         exit_with("config error", error.problems)
     except HydraException as error:  # an override Hydra refuses that td3x does not check (its syntax, a hydra key)

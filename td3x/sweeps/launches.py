@@ -78,8 +78,13 @@ def is_sweep_dir(path: Path) -> bool:
 
 
 def read_launches(sweep_dir: Path) -> list[Launch]:
-    """Every launch into ``sweep_dir``, oldest first; a sweep launched before launches were recorded has only
-    Hydra's ``multirun.yaml`` (its last launch).
+    """Every launch into ``sweep_dir``, oldest first (:func:`launch_records`, without the files)."""
+    return [launch for _, launch in launch_records(sweep_dir)]
+
+
+def launch_records(sweep_dir: Path) -> list[tuple[Path, Launch]]:
+    """Every launch into ``sweep_dir``, oldest first, with the file it is recorded in; a sweep launched before
+    launches were recorded has only Hydra's ``multirun.yaml`` (its last launch).
 
     Raises:
         FileNotFoundError: ``sweep_dir`` has neither.
@@ -87,17 +92,20 @@ def read_launches(sweep_dir: Path) -> list[Launch]:
     """
     records = sorted((sweep_dir / LAUNCHES_DIR).glob("*.yaml"), key=lambda path: (path.stat().st_mtime_ns, path))
     if records:
-        return [_read_record(path) for path in records]
+        return [(path, _read_record(path)) for path in records]
     path = sweep_dir / SWEEP_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{sweep_dir} is not a sweep dir: it has no multirun.yaml")
     try:
         recorded = read_yaml_mapping(path)["hydra"]
         return [
-            _launch_of(
-                [str(line) for line in recorded["overrides"]["task"]],
-                [str(line) for line in recorded["overrides"]["hydra"]],
-                Path(recorded["runtime"]["cwd"]),
+            (
+                path,
+                _launch_of(
+                    [str(line) for line in recorded["overrides"]["task"]],
+                    [str(line) for line in recorded["overrides"]["hydra"]],
+                    Path(recorded["runtime"]["cwd"]),
+                ),
             )
         ]
     except (KeyError, TypeError) as error:
@@ -112,6 +120,19 @@ def _read_record(path: Path) -> Launch:
     if not (isinstance(task, list) and isinstance(hydra_lines, list) and isinstance(cwd, str)):
         raise RunFileError(f"{path} is not a td3x launch record: it needs the lists task and hydra and a cwd")
     return _launch_of([str(line) for line in task], [str(line) for line in hydra_lines], Path(cwd))
+
+
+def cwd_problem(record: Path, launch: Launch) -> str | None:
+    """One line when the dir a launch ran from is gone (or not a dir one can enter), naming the record that says
+    so and the key to change: a relaunch runs there, where the launch's relative paths resolve; None when it can."""
+    if launch.cwd.is_dir() and os.access(launch.cwd, os.X_OK):
+        return None
+    what = "is not a dir you can enter" if launch.cwd.exists() else "does not exist"
+    key = "hydra.runtime.cwd" if record.name == SWEEP_FILE else "cwd"
+    return (
+        f"{record}: the launch ran from {launch.cwd}, which {what}; a relaunch runs where its launch ran: restore "
+        f"that dir, or set {key} in {record.name} to the dir to relaunch from"
+    )
 
 
 def sweep_dir_override(sweep_dir: Path) -> str:

@@ -92,7 +92,8 @@ def link_names(label: str, segments: list[Path]) -> list[str]:
 
 def gather(path: Path) -> View:
     """Link every W&B run at or below ``path`` into ``path/wandb`` (links made before are replaced); a run dir's
-    own ``wandb/`` is already its view and is left as it is.
+    own ``wandb/`` is already its view and is left as it is. Runs none of which has a W&B run change nothing: there
+    is no view to make, and ``td3x-sweep view`` refuses it.
 
     Raises:
         FileNotFoundError: ``path`` holds no run.
@@ -114,6 +115,8 @@ def gather(path: Path) -> View:
             continue
         names = link_names(run_label(read_yaml_mapping(config)), segments)
         links.update(zip(names, segments, strict=True))
+    if not links:
+        return View(view_dir, 0, 0, without)
     try:
         view_dir.mkdir(exist_ok=True)
         for entry in view_dir.iterdir():

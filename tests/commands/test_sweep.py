@@ -683,3 +683,135 @@ def test_td3x_train_prints_the_cost_before_the_first_job_starts(tmp_path: Path) 
         process.kill()
         process.wait()
     assert first_line.startswith("this sweep: 2 jobs, 2 runs, 2,000,000 env steps to train: about 8 core-hours at ")
+
+
+# ---------------------------------------------------------------------- bad input: one line, nothing trained or made
+# the brief's tiny runs: 300 steps, updates from step 100; evaluated every 100 and every 200 steps, the second shorter
+# than the 2 run.eval_every + 1 = 401 steps recheck re-runs by default
+SHORT = (
+    "env=pendulum",
+    "run.total_steps=300",
+    "run.eval_episodes=2",
+    "env.random_steps=100",
+    "agent.hidden_sizes=[32,32]",
+    "agent.batch_size=64",
+    "logging.wandb_mode=disabled",
+)
+
+
+@pytest.fixture(scope="module")
+def short_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sweep_dir = tmp_path_factory.mktemp("short") / "sweep"
+    launched = td3x("td3x.commands.train", "-m", *SHORT, "run.eval_every=100,200", f"hydra.sweep.dir={sweep_dir}")
+    assert launched.returncode == 0, launched.stderr[-3000:]
+    return sweep_dir
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--runs", "0"), ("--runs", "-1"), ("--runs", "two"), ("--steps", "0"), ("--steps", "-1")]
+)
+def test_recheck_refuses_a_count_below_1_naming_the_option(
+    option: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--runs -1 rechecked all runs but the last, --steps 0 the default length, --steps -1 was named
+    run.total_steps=-1: each is a usage error, before the sweep dir is read."""
+    code, out, err = sweep_cli(capsys, "recheck", str(tmp_path), option, value)
+    assert code == 2 and out == ""
+    assert err == (
+        f"td3x-sweep recheck: error: argument {option}: must be an integer >= 1, got '{value}' "
+        "(see td3x-sweep recheck --help)\n"
+    )
+
+
+@pytest.mark.slow
+def test_recheck_refuses_steps_past_a_runs_length_before_training(
+    short_sweep: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Re-run past its 300 steps, a run evaluates where it never did: recheck said DIFFERENT, exit 1, after
+    training that long."""
+    code, out, err = sweep_cli(capsys, "recheck", str(short_sweep), "--steps", "301")
+    (first,) = short_sweep.glob("pendulum/none/*run.eval_every=100*")
+    assert code == 2 and out == ""
+    assert err == (
+        f"td3x-sweep: --steps 301 is more than the 300 env steps of {first} (its run.total_steps): "
+        "give --steps 300 or fewer\n"
+    )
+
+
+@pytest.mark.slow
+def test_recheck_re_runs_a_run_no_longer_than_its_steps_whole_and_compares_its_last_evaluation(
+    short_sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """By default the run evaluated every 100 steps re-runs 201 steps (evaluations 0, 100, 200 compare) and the one
+    evaluated every 200 its whole 300 (its 401 evaluated at step 400, a false DIFFERENT); --steps 300 compares a
+    run's last evaluation too, so a changed final return is found."""
+    code, out, _ = sweep_cli(capsys, "recheck", str(short_sweep))
+    assert code == 0, out
+    every_100, every_200 = out.splitlines()
+    assert every_100.startswith("identical") and every_100.endswith("(3 evaluations, before step 201)")
+    assert every_200.startswith("identical") and every_200.endswith("(3 evaluations, the whole run of 300 steps)")
+    copy = tmp_path / "sweep"
+    shutil.copytree(short_sweep, copy)
+    (run_dir,) = copy.glob("pendulum/none/*run.eval_every=100*")
+    rows = list(csv.DictReader((run_dir / "eval.csv").open()))
+    rows[-1]["return_0"] = str(float(rows[-1]["return_0"]) + 1e-9)
+    with (run_dir / "eval.csv").open("w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    code, out, _ = sweep_cli(capsys, "recheck", str(copy), "--runs", "1", "--steps", "300")
+    assert code == 1 and out.startswith(f"DIFFERENT  {run_dir}  (4 evaluations, the whole run of 300 steps): ")
+    assert ": at step 300, return_0: " in out.splitlines()[0]
+
+
+def test_view_of_runs_without_a_wandb_run_is_refused_and_creates_nothing(
+    make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It made an empty <folder>/wandb/ and named it in a line before refusing."""
+    run(make_config(*SHORT[1:], "run.eval_every=100"), tmp_path / "runs" / "run")
+    before = sorted(tmp_path.rglob("*"))
+    code, out, err = sweep_cli(capsys, "view", "--no-open", str(tmp_path / "runs"))
+    assert code == 1 and sorted(tmp_path.rglob("*")) == before
+    assert out == "" and err == (
+        f"td3x-sweep: {tmp_path / 'runs'} holds no W&B run to view: its 1 run(s) logged none "
+        "(logging.wandb_mode=disabled)\n"
+    )
+
+
+def test_rerun_refuses_a_launch_whose_dir_is_gone_before_relaunching_any(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two launches into one sweep dir, recorded as td3x-train records them: the older one's dir is there, the
+    newer one's is gone. Neither is relaunched (the older one trained, then the newer one failed with
+    "[Errno 2] No such file or directory: PosixPath(...)")."""
+    records = tmp_path / "sweep" / "launches"
+    records.mkdir(parents=True)
+    for name, seed, cwd in (("older", 0, tmp_path), ("newer", 1, tmp_path / "gone")):
+        record = {"task": [*SHORT, "run.eval_every=100", f"seed={seed}"], "hydra": [], "cwd": str(cwd)}
+        (records / f"{name}.yaml").write_text(yaml.safe_dump(record, sort_keys=False))
+    os.utime(records / "older.yaml", ns=(0, 0))
+    code, out, err = sweep_cli(capsys, "rerun", str(tmp_path / "sweep"))
+    assert code == 2 and out == ""
+    assert err == (
+        f"td3x-sweep: {records / 'newer.yaml'}: the launch ran from {tmp_path / 'gone'}, which does not exist; a "
+        "relaunch runs where its launch ran: restore that dir, or set cwd in newer.yaml to the dir to relaunch from\n"
+    )
+    assert [path.name for path in (tmp_path / "sweep").iterdir()] == ["launches"]
+
+
+def test_rerun_of_a_sweep_recorded_by_hydra_alone_names_its_cwd_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sweep launched before td3x recorded launches: its cwd is multirun.yaml's hydra.runtime.cwd."""
+    sweep_dir = tmp_path / "sweep"
+    sweep_dir.mkdir()
+    hydra = {"overrides": {"task": [*SHORT, "run.eval_every=100"], "hydra": []}, "runtime": {"cwd": "/nonexistent"}}
+    (sweep_dir / "multirun.yaml").write_text(yaml.safe_dump({"hydra": hydra}))
+    code, out, err = sweep_cli(capsys, "rerun", str(sweep_dir))
+    assert code == 2 and out == ""
+    assert err == (
+        f"td3x-sweep: {sweep_dir / 'multirun.yaml'}: the launch ran from /nonexistent, which does not exist; a "
+        "relaunch runs where its launch ran: restore that dir, or set hydra.runtime.cwd in multirun.yaml to the dir "
+        "to relaunch from\n"
+    )
+    assert [path.name for path in sweep_dir.iterdir()] == ["multirun.yaml"]
