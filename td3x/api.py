@@ -21,7 +21,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from td3x.algo.envs import env_spec, make_env
-from td3x.config.enums import Device
 from td3x.config.hydra import ComposedConfig
 from td3x.config.overrides import compose_checked
 from td3x.config.schema import TrainConfig
@@ -98,16 +97,17 @@ def load(path: str | Path, device: str = "cpu") -> Policy:
 
     Args:
         path: a run dir, one seed's ``seed_<k>`` dir of a K-seeds run, or a ``checkpoint.pt`` file.
-        device: ``cpu`` (default), ``cuda`` or ``auto``.
+        device: ``cpu`` (default), ``auto`` or ``cuda`` (where torch sees a CUDA device).
 
     The process's torch threads are set to the run's ``run.num_threads``, as in training: the same
     threads give the same actions bit for bit.
 
     Raises:
-        td3x.rundir.trained_run.RunError: no run there, or a K-seeds process dir (the message names its seed dirs).
+        td3x.rundir.trained_run.RunError: no run there, a K-seeds process dir (the message names its seed dirs), or a
+            device this machine does not have (the message names those it has).
         td3x.rundir.checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
     """
-    return Policy(load_run(Path(path), Device(device)))
+    return Policy(load_run(Path(path), device))
 
 
 def compose(overrides: Sequence[str] = ()) -> ComposedConfig:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+import torch
 from helpers.scripts import BIN, TINY, k_seed_run
 
 import td3x
@@ -18,6 +19,7 @@ from td3x.commands import eval as evaluate
 from td3x.config.hydra import to_container
 from td3x.config.messages import schema_keys
 from td3x.config.schema import ConfigError
+from td3x.rundir.trained_run import RunError
 
 __all__ = ["k_seed_run"]  # a fixture, imported so that this module's tests can use it
 
@@ -84,3 +86,14 @@ def test_overrides_given_as_one_string_are_refused_not_read_letter_by_letter() -
     assert refused.value.problems == [
         "overrides must be a list of strings such as ['env=hopper', 'seed=3'], not 'env=hopper'"
     ]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="torch sees a CUDA device here: cuda is allowed")
+@pytest.mark.parametrize("device", ["GPU", "cuda"])
+def test_load_on_a_device_this_machine_lacks_is_refused_naming_those_it_has(k_seed_run: Path, device: str) -> None:
+    with pytest.raises(RunError) as refused:
+        td3x.load(k_seed_run / "seed_0", device=device)
+    assert (
+        str(refused.value)
+        == f"device={device!r} is not allowed: use auto or cpu (cuda: torch sees no CUDA device here)"
+    )

@@ -12,6 +12,7 @@ checkpoint scores exactly the last row of the run's ``eval.csv``. Results go to
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -29,9 +30,8 @@ from td3x.rundir.export import (
     ONNX_FILE,
     ExportError,
     check_export_support,
-    check_onnx,
     deployed_policy,
-    export_onnx,
+    export_checked,
     sample_observations,
 )
 from td3x.rundir.layout import write_json_atomic
@@ -45,10 +45,22 @@ from td3x.training.video import (
     configure_headless_rendering,
     log_to_run,
     record_episodes,
+    video_path,
 )
 
 PROG = EVAL_COMMAND
 CHECK_OBSERVATIONS = 256  # observations on which the ONNX file is checked against torch
+VIDEO_EPISODES = 1  # --video-episodes when --video is given alone
+WANDB_MODE = "offline"  # --wandb-mode when --video is given alone
+VIDEO_OPTIONS = {"video_episodes": "--video-episodes", "wandb_mode": "--wandb-mode"}  # only --video reads them
+
+
+class Refused(Exception):
+    """Arguments td3x-eval refuses before it evaluates: ``problems`` holds one line each (exit code 2)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 def evaluation_record(run: TrainedRun, result: EvalResult, first_seed: int, seconds: float) -> dict[str, Any]:
@@ -78,6 +90,55 @@ def print_evaluation(record: dict[str, Any]) -> None:
     )
     for i, (value, length) in enumerate(zip(record["returns"], record["lengths"], strict=True)):
         print(f"  episode {i} (seed {record['first_seed'] + i}): return {value:.2f}, length {length}")
+
+
+def option_problems(args: argparse.Namespace) -> list[str]:
+    """An option given without the option it only works with, one line each: it would be silently ignored."""
+    if args.video:
+        return []
+    return [
+        f"{flag} {getattr(args, name)} has no effect without --video: add --video, or drop {flag}"
+        for name, flag in VIDEO_OPTIONS.items()
+        if getattr(args, name) is not None
+    ]
+
+
+def output_problems(run: TrainedRun, result: Path, video_seeds: range | None, export: bool) -> list[str]:
+    """Why td3x-eval could not write its outputs, one line each, found before the evaluation runs (a failed write
+    would otherwise throw the episodes away): a run dir it cannot write in, a folder where a file goes, a file where
+    the videos' folder goes.
+
+    Args:
+        run: the loaded run; everything is written in its run dir.
+        result: the ``eval_*.json`` file.
+        video_seeds: the reset seeds of the episodes to record (``--video``), or None.
+        export: whether ``policy.onnx`` is written (``--export``).
+    """
+    if not os.access(run.run_dir, os.W_OK | os.X_OK):  # a read-only disk counts, for root too
+        return [
+            f"{run.run_dir} is not writable here (a read-only disk or no write permission): td3x-eval writes its "
+            "results beside the checkpoint; copy the run to a dir you can write"
+        ]
+    problems, files = [], [result]
+    if video_seeds is not None:
+        videos = run.run_dir / VIDEO_DIR
+        if videos.exists() and not videos.is_dir():
+            problems.append(f"{videos} is a file, where --video makes the folder of its MP4 files: move it away")
+        elif videos.is_dir() and not os.access(videos, os.W_OK | os.X_OK):
+            problems.append(f"{videos} is not writable here: --video writes its MP4 files in it")
+        else:
+            paths = [video_path(videos, run.step, seed) for seed in video_seeds]
+            files += paths
+            # a video is written in place (the others are renamed into place): an existing one must be writable
+            problems += [f"{path} is not writable here: --video rewrites it" for path in paths if _read_only(path)]
+    if export:
+        files.append(run.run_dir / ONNX_FILE)
+    problems += [f"{path} is a folder, where td3x-eval writes a file: move it away" for path in files if path.is_dir()]
+    return problems
+
+
+def _read_only(path: Path) -> bool:
+    return path.is_file() and not os.access(path, os.W_OK)
 
 
 def record_videos(run: TrainedRun, episodes: int, first_seed: int, wandb_mode: str) -> list[RecordedEpisode]:
@@ -113,8 +174,7 @@ def export_run(run: TrainedRun) -> Path:
         "normalize_obs": run.config.env.normalize_obs,
         "td3x_version": __version__,
     }
-    export_onnx(policy, path, metadata)
-    error = check_onnx(path, policy, observations)
+    error = export_checked(policy, path, metadata, observations)
     print(f"onnx: {path} (max |onnxruntime - torch| = {error:.2g} on {len(observations)} observations)")
     return path
 
@@ -153,35 +213,53 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=_int_at_least(0), metavar="S", help="reset seed of episode 0 (default: the run's eval seed)"
     )
     parser.add_argument("--video", action="store_true", help="record evaluation episodes to <run>/videos/*.mp4")
-    parser.add_argument("--video-episodes", type=_int_at_least(1), default=1, metavar="K", help="episodes to record")
+    # None when not given: refused without --video, which alone reads them
+    parser.add_argument(
+        "--video-episodes",
+        type=_int_at_least(1),
+        metavar="K",
+        help=f"episodes to record, with --video (default: {VIDEO_EPISODES})",
+    )
     parser.add_argument(
         "--wandb-mode",
         choices=("offline", "online", "disabled"),
-        default="offline",
-        help="how videos reach the run's W&B run (offline: `wandb sync` uploads them later)",
+        help=f"how videos reach the run's W&B run, with --video (default: {WANDB_MODE}; offline: `wandb sync` "
+        "uploads them later)",
     )
     parser.add_argument("--export", action="store_true", help=f"write the actor to <run>/{ONNX_FILE} (onnxruntime)")
     return parser
 
 
 def run_command(args: argparse.Namespace) -> None:
-    """Evaluate, then record and export as asked; raises the errors that ``main`` prints."""
+    """Evaluate, then record and export as asked; raises the errors that ``main`` prints.
+
+    Everything that can be checked is checked before the evaluation, not after it: the options, what videos and
+    export need, and every path written.
+    """
+    problems = option_problems(args)
+    if problems:
+        raise Refused(problems)
     if args.export:
         check_export_support()
     run = load_run(args.run)
-    if args.video:
-        check_video_support(run.config.env)  # fail before the evaluation, not after it
     episodes = args.episodes or run.config.run.eval_episodes
     first_seed = run.config.eval_seed if args.seed is None else args.seed
+    video_episodes = args.video_episodes or VIDEO_EPISODES
+    path = run.run_dir / f"eval_step{run.step}_seed{first_seed}_n{episodes}.json"
+    video_seeds = range(first_seed, first_seed + video_episodes) if args.video else None
+    problems = output_problems(run, path, video_seeds, args.export)
+    if problems:
+        raise Refused(problems)
+    if args.video:
+        check_video_support(run.config.env)
     started = time.perf_counter()
     result = evaluate_run(run, episodes, first_seed)
     record = evaluation_record(run, result, first_seed, time.perf_counter() - started)
     print_evaluation(record)
-    path = run.run_dir / f"eval_step{run.step}_seed{first_seed}_n{episodes}.json"
     write_json_atomic(path, record)
     print(f"wrote {path}")
     if args.video:
-        record_videos(run, args.video_episodes, first_seed, args.wandb_mode)
+        record_videos(run, video_episodes, first_seed, args.wandb_mode or WANDB_MODE)
     if args.export:
         export_run(run)
 
@@ -193,12 +271,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     numerics.allow_restart()  # a portable run's policy is evaluated in a process restarted pinned (td3x.host.numerics)
     try:
         run_command(args)
-    except (RunError, checkpoint.CheckpointError, NumericsError, VideoError, ExportError, OSError) as error:
+    except (Refused, RunError, checkpoint.CheckpointError, NumericsError, VideoError, ExportError, OSError) as error:
         if isinstance(error, NumericsError):
             numerics.restart_if_pins_missing(error)  # before anything was written
-        message = " ".join(str(error).split())  # one line, whatever the underlying library wrote
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        return 2 if isinstance(error, RunError | checkpoint.CheckpointError | NumericsError) else 1
+        problems = error.problems if isinstance(error, Refused) else [str(error)]
+        for problem in problems:
+            message = " ".join(problem.split())  # one line, whatever the underlying library wrote
+            print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 2 if isinstance(error, Refused | RunError | checkpoint.CheckpointError | NumericsError) else 1
     return 0
 
 

@@ -17,6 +17,7 @@ import copy
 import importlib.util
 import json
 import logging
+import os
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -140,7 +141,30 @@ def check_onnx(path: Path, policy: DeployedPolicy, observations: np.ndarray, ato
     error = float(np.max(np.abs(onnx_actions - torch_actions)))
     scale = float(torch.max(policy.high - policy.low))
     if not error <= atol * max(scale, 1.0):
-        raise ExportError(f"{path} differs from the torch policy by {error:.3g} (more than {atol:g})")
+        raise ExportError(f"the ONNX graph differs from the torch policy by {error:.3g} (more than {atol:g})")
+    return error
+
+
+def export_checked(
+    policy: DeployedPolicy, path: Path, metadata: Mapping[str, object], observations: np.ndarray
+) -> float:
+    """:func:`export_onnx` then :func:`check_onnx` on ``observations``; returns the max abs error.
+
+    The file is written beside ``path`` under a temporary name and renamed to ``path`` only once it checks: a failed
+    or interrupted export leaves no file behind, and a previous ``path`` stays as it was.
+
+    Raises:
+        ExportError: the export failed, or its graph does not compute what ``policy`` does (``path`` not written).
+    """
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        export_onnx(policy, tmp, metadata)
+        error = check_onnx(tmp, policy, observations)
+        os.replace(tmp, path)
+    except ExportError as failure:
+        raise ExportError(f"{failure}; {path} not written") from failure
+    finally:
+        tmp.unlink(missing_ok=True)
     return error
 
 

@@ -132,12 +132,15 @@ def is_timing_column(name: str) -> bool:
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write then rename, so a reader (or a kill) never sees a half-written file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w") as file:
-        json.dump(data, file, indent=2, default=str)
-        file.write("\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w") as file:
+            json.dump(data, file, indent=2, default=str)
+            file.write("\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    finally:  # a failed write or rename (a full disk, a folder at path) leaves no temporary file behind
+        tmp.unlink(missing_ok=True)
 
 
 def truncate_after(run_dir: Path, step: int, evaluation_due: bool = False) -> None:

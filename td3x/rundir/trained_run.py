@@ -84,15 +84,38 @@ def config_from_dict(saved: dict[str, Any]) -> TrainConfig:
         raise RunError(f"the stored config is refused: {'; '.join(error.problems)}") from error
 
 
-def load_run(target: Path, device: Device | None = None) -> TrainedRun:
+def devices_here() -> list[str]:
+    """The ``Device`` names this machine can run: cuda only where torch sees a CUDA device."""
+    return [choice.value for choice in Device if choice is not Device.cuda or torch.cuda.is_available()]
+
+
+def checked_device(value: Device | str, named: str) -> Device:
+    """The ``Device`` that ``value`` names when this machine has it, else a RunError listing what is allowed here:
+    torch's own errors name neither the option nor the choices (a CPU-only torch fails deep inside, on the first
+    CUDA generator).
+
+    Args:
+        value: a ``Device`` or its name.
+        named: how the message names the option (``device``).
+    """
+    allowed = devices_here()
+    text = value.value if isinstance(value, Device) else value
+    if text not in allowed:
+        absent = "" if Device.cuda.value in allowed else " (cuda: torch sees no CUDA device here)"
+        raise RunError(f"{named}={text!r} is not allowed: use {', '.join(allowed[:-1])} or {allowed[-1]}{absent}")
+    return Device(text)
+
+
+def load_run(target: Path, device: Device | str | None = None) -> TrainedRun:
     """Rebuild the trained agent of a run dir or checkpoint file, with the run's torch threads and device
-    (or ``device``).
+    (or ``device``: a ``Device`` or its name).
 
     Raises:
-        RunError: no such path, or a stored config this td3x refuses.
+        RunError: no such path, a stored config this td3x refuses, or a device this machine does not have.
         checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
         numerics.NumericsError: the run's ``run.numerics`` cannot take effect in this process.
     """
+    chosen = None if device is None else checked_device(device, "device")  # before anything is read
     path = find_checkpoint(target)
     parts = checkpoint.load(path)
     config = config_from_dict(parts["config"])
@@ -102,6 +125,12 @@ def load_run(target: Path, device: Device | None = None) -> TrainedRun:
             f"{path} holds the {len(parts['seeds'])} seeds of one process (run.num_seeds); "
             f"evaluate one of their run dirs: {', '.join(str(d) for d in seed_dirs)}"
         )
+    if chosen is None and config.run.device.value not in devices_here():  # trained on a GPU, loaded where none is
+        raise RunError(
+            f"{path} was trained with run.device={config.run.device.value!r} and torch sees no CUDA device here: "
+            f"evaluate it where one is, or load it with td3x.load({str(path.parent)!r}, device='cpu')"
+        )
+    torch_device = (chosen or config.run.device).resolve()
     numerics.apply(config.run.numerics)  # as in training, before the agent's first torch operation
     torch.set_num_threads(config.run.num_threads)  # part of the config: it changes float results
     env = make_env(config.env)
@@ -109,7 +138,6 @@ def load_run(target: Path, device: Device | None = None) -> TrainedRun:
         spec = env_spec(env)
     finally:
         env.close()
-    torch_device = (config.run.device if device is None else device).resolve()
     agent = TD3(spec, config.agent, torch_device, [generators_of(config.seed, torch_device)], config.env.normalize_obs)
     # a finished run's checkpoint keeps the networks alone (td3x.training.loop.TRAINING_ONLY_PARTS): the fresh agent's
     # targets and optimisers stand in for the parts it left out, which evaluation never reads

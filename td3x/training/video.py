@@ -184,12 +184,16 @@ def record_episode(policy: Policy, env: gym.Env, path: Path, seed: int) -> Recor
     return RecordedEpisode(path, seed, float(result.returns[0]), int(result.lengths[0]), fps)
 
 
+def video_path(directory: Path, step: int, seed: int) -> Path:
+    """The MP4 file of the episode from ``reset(seed=seed)`` of the policy at env step ``step``: the same step and
+    seed always give the same episode, so the name identifies the video."""
+    return directory / f"step{step}_seed{seed}.mp4"
+
+
 def record_episodes(
     policy: Policy, env_config: EnvConfig, directory: Path, step: int, episodes: int, first_seed: int
 ) -> list[RecordedEpisode]:
-    """Record evaluation episodes 0..episodes-1 to ``directory/step{step}_seed{seed}.mp4``.
-
-    The same step and seed always give the same episode, so the name identifies the video.
+    """Record evaluation episodes 0..episodes-1 to ``directory``, each to its :func:`video_path`.
 
     Args:
         policy: observation -> action in [-1, 1].
@@ -207,7 +211,7 @@ def record_episodes(
     env = make_render_env(env_config)
     try:  # closed before exit: a live OSMesa context prints an error from __del__ at interpreter shutdown
         return [
-            record_episode(policy, env, directory / f"step{step}_seed{seed}.mp4", seed)
+            record_episode(policy, env, video_path(directory, step, seed), seed)
             for seed in range(first_seed, first_seed + episodes)
         ]
     finally:
