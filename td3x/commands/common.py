@@ -95,6 +95,21 @@ def add_version_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", action="version", version=VERSION_LINE, help="print td3x's version and exit")
 
 
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An option's integer type with a floor: argparse names the option in its one-line refusal."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
 def exit_with(label: str, problems: Sequence[str], exit_code: int = 2) -> NoReturn:
     """Print ``label: problem`` on stderr, one line a problem, and exit: every command's refusals
     (``config error``, ``resume error``, ...) look alike. Exit code 2 is a usage or config error."""

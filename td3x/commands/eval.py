@@ -15,14 +15,14 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from td3x import __version__
 from td3x.algo.envs import make_env
 from td3x.algo.evaluation_episodes import EvalResult
-from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag
+from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, int_at_least
 from td3x.host import numerics
 from td3x.host.numerics import NumericsError
 from td3x.rundir import checkpoint
@@ -180,19 +180,6 @@ def export_run(run: TrainedRun) -> Path:
 
 
 # ---------------------------------------------------------------------- command line
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
-        return value
-
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog=PROG,
@@ -205,18 +192,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--episodes",
-        type=_int_at_least(1),
+        type=int_at_least(1),
         metavar="N",
         help="evaluation episodes (default: the run's run.eval_episodes)",
     )
     parser.add_argument(
-        "--seed", type=_int_at_least(0), metavar="S", help="reset seed of episode 0 (default: the run's eval seed)"
+        "--seed", type=int_at_least(0), metavar="S", help="reset seed of episode 0 (default: the run's eval seed)"
     )
     parser.add_argument("--video", action="store_true", help="record evaluation episodes to <run>/videos/*.mp4")
     # None when not given: refused without --video, which alone reads them
     parser.add_argument(
         "--video-episodes",
-        type=_int_at_least(1),
+        type=int_at_least(1),
         metavar="K",
         help=f"episodes to record, with --video (default: {VIDEO_EPISODES})",
     )

@@ -26,7 +26,7 @@ from typing import Any
 
 from hydra.errors import HydraException
 
-from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with
+from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, int_at_least
 from td3x.config.hydra import from_saved
 from td3x.config.schema import ConfigError
 from td3x.rundir.layout import (
@@ -251,17 +251,6 @@ COMMANDS = {
 }
 
 
-def _at_least_one(text: str) -> int:
-    """An option's count: argparse names the option in its one-line refusal."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """td3x-sweep's command line: one subcommand per entry of ``COMMANDS``."""
     parser = OneLineParser(prog="td3x-sweep", description=DESCRIPTION, formatter_class=HelpFormatter)
@@ -293,11 +282,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-open", action="store_true", help="link the runs and print the wandb leet command, without opening it"
     )
     sub["recheck"].add_argument(
-        "--runs", type=_at_least_one, default=2, metavar="N", help="how many complete runs to re-run"
+        "--runs", type=int_at_least(1), default=2, metavar="N", help="how many complete runs to re-run"
     )
     sub["recheck"].add_argument(
         "--steps",
-        type=_at_least_one,
+        type=int_at_least(1),
         metavar="N",
         help="env steps per re-run, at most a run's run.total_steps, which re-runs it whole (default: 2 "
         "run.eval_every + 1, so 3 evaluations compare, or the whole run when it is no longer)",
