@@ -5,13 +5,12 @@ dir); and it leaves no temporary or unchecked file behind."""
 from __future__ import annotations
 
 import functools
-import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.read_only import read_only_dir
 from helpers.scripts import TINY, exit_code
 
 import td3x
@@ -38,22 +37,9 @@ def run_dir(trained: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def read_only_run(trained: Path, tmp_path: Path) -> Iterator[Path]:
-    """A copy of the run in a dir this process cannot write: without write permission, or (root writes in any dir
-    of a writable disk) on a tmpfs remounted read-only."""
-    path = Path(shutil.copytree(trained, tmp_path / "read_only"))
-    path.chmod(0o555)
-    mounted = os.access(path, os.W_OK)
-    if mounted:
-        mount = ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(path)]
-        if subprocess.run(mount, capture_output=True).returncode != 0:
-            pytest.skip("root here, and no tmpfs can be mounted: no dir it cannot write")
-        shutil.copytree(trained, path, dirs_exist_ok=True)
-        subprocess.run(["mount", "-o", "remount,ro", str(path)], check=True)
-    yield path
-    if mounted:
-        subprocess.run(["umount", str(path)], check=True)
-    else:
-        path.chmod(0o755)  # for pytest to remove it
+    """A copy of the run in a dir this process cannot write."""
+    with read_only_dir(tmp_path / "read_only", trained) as path:
+        yield path
 
 
 def evaluate(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, list[str]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.read_only import read_only_dir
 from helpers.scripts import BIN
 from helpers.wandb_records import find_run_files, read_run
 
@@ -156,19 +157,8 @@ def test_a_refused_job_in_a_multirun_is_named_before_any_job_starts(tmp_path: Pa
 
 @pytest.fixture
 def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A dir this process cannot write in: without write permission, or (root writes in any dir of a writable disk)
-    a read-only tmpfs mounted on it."""
-    path = tmp_path / "read_only"
-    path.mkdir()
-    path.chmod(0o555)
-    mounted = os.access(path, os.W_OK)
-    if mounted:
-        mount = ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(path)]
-        if subprocess.run(mount, capture_output=True).returncode != 0:
-            pytest.skip("root here, and no read-only tmpfs can be mounted: no dir it cannot write")
-    yield path
-    if mounted:
-        subprocess.run(["umount", str(path)], check=True)
+    with read_only_dir(tmp_path / "read_only") as path:
+        yield path
 
 
 def test_a_sweep_on_a_read_only_disk_is_refused_before_any_job_starts(read_only: Path) -> None:
