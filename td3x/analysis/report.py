@@ -56,7 +56,7 @@ LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX
 
 
 class ReportError(RuntimeError):
-    """A report that cannot be made (no run dirs found)."""
+    """A report that cannot be made (no run dirs found, or a ``--at-step`` no run reaches)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         settings: bootstrap and table settings.
 
     Raises:
-        ReportError: no run dir was found, or the coverage table is not one.
+        ReportError: no run dir was found, the coverage table is not one, or ``settings.at_step`` is past every
+            complete run's last evaluation.
         FileNotFoundError: a path (or the coverage table) does not exist.
     """
     runs = find_runs(paths)
@@ -156,6 +157,9 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     in_amendments = {} if stalled_amendments is None else stalled_amendments.registered_runs()
     grid = make_grid(runs, registered_runs(registered) | in_study | in_amendments)
     at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
+    problem = at_step_problem(runs, at_step)
+    if problem:  # refused before the bootstraps: the "return at" table would be n/a in every cell
+        raise ReportError(problem)
     stats = {}  # in display order (rows, then envs): every table, plot and study follows it
     for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
         numbers = cell_stats(grid.cells[key], at_step, settings.reps, settings.seed)
@@ -186,6 +190,27 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         registered,
         registered_study,
         stalled_amendments,
+    )
+
+
+def at_step_problem(runs: list[Run], at_step: int) -> str | None:
+    """Why no run can give a return at ``at_step`` (a step past the last evaluation of every complete run), or
+    None; a step only some runs reach is fine: the others' cells show n/a.
+
+    Args:
+        runs: the report's runs (only complete ones are averaged, so only theirs count).
+        at_step: the env step of the "return at" table.
+    """
+    complete = [run for run in runs if run.problem is None]
+    if not complete:  # no cell has numbers at all, at any step: the report says why each run is left out
+        return None
+    longest = max(complete, key=lambda run: int(run.steps[-1]))
+    last_step = int(longest.steps[-1])
+    if at_step <= last_step:
+        return None
+    return (
+        f"--at-step {at_step}: must be <= {last_step}, the last evaluated step of the longest complete run "
+        f"({longest.path})"
     )
 
 

@@ -198,20 +198,33 @@ def load_run(path: Path, config: dict[str, Any]) -> Run:
     except RunFileError as error:  # a half-written or corrupt file: name it and leave the run out, never crash
         log.warning("%s; the run is left out of the averages", error)
         return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, f"unreadable: {error}")
-    problem = run_problem(config, evals, summary)
+    problem = run_problem(config, evals, summary, path)
     return Run(path, config, evals, summary, problem, provenance, actor_grad_norm)
 
 
-def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, Any] | None) -> str | None:
+def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, Any] | None, path: Path) -> str | None:
     """Why a run cannot be averaged into a table cell, or None when it is complete.
 
     Args:
         config: the run's config.yaml.
         evals: its eval.csv rows.
         summary: its summary.json (None when missing).
+        path: the run dir (to tell a missing eval.csv from one without rows).
     """
+    total_steps = int(config["run"]["total_steps"])
     last_step = int(evals["step"].iloc[-1]) if len(evals) else None
-    return incomplete_reason(summary, last_step, int(config["run"]["total_steps"]))
+    status = None if summary is None else summary.get("status")
+    if (summary is not None and last_step is not None) or status == "failed":
+        return incomplete_reason(summary, last_step, total_steps)  # the words td3x-sweep status uses too
+    # incomplete_reason would say "status None" and "step None" here: name the file that is missing or empty instead
+    if last_step is None:
+        evaluated = f"{EVAL_FILE} {'has no rows' if (path / EVAL_FILE).exists() else 'is missing'}"
+    else:
+        evaluated = f"evaluated up to step {last_step} of {total_steps}"
+    if status == "complete":
+        return f"{evaluated}: a complete run's ends at run.total_steps={total_steps}"
+    state = f"status {status}" if summary is not None else f"{SUMMARY_FILE} is missing"
+    return f"unfinished ({state}): {evaluated}"
 
 
 def _last_logged(path: Path, name: str) -> float | None:

@@ -11,8 +11,20 @@ from typing import Any
 import pandas as pd
 
 from td3x.analysis.runs import Run
+from td3x.config.schema import LoggingConfig
 
 log = logging.getLogger(__name__)
+
+
+def environment_mode() -> str:
+    """The report's W&B mode: ``WANDB_MODE``, offline when unset (as td3x-train's ``logging.wandb_mode``)."""
+    return os.environ.get("WANDB_MODE", "offline")
+
+
+def mode_problems() -> list[str]:
+    """Why ``WANDB_MODE`` cannot be the report's W&B mode, one line each (none when it can): td3x-train's check of
+    ``logging.wandb_mode``, whose default ``WANDB_MODE`` also sets, so both tools take the same modes."""
+    return [f"WANDB_MODE: {problem}" for problem in LoggingConfig(wandb_mode=environment_mode()).problems()]
 
 
 def shared_value(runs: list[Run], key: str, default: Any) -> Any:
@@ -30,7 +42,8 @@ def shared_value(runs: list[Run], key: str, default: Any) -> Any:
 def log_report(runs: list[Run], frames: dict[str, pd.DataFrame], images: list[Path], out: Path) -> str | None:
     """Log the tables and images to a new W&B run in ``out/wandb``; returns its directory, or None on failure.
 
-    The mode comes from ``WANDB_MODE`` (offline when unset); project and group are the runs' own when they agree.
+    The mode comes from ``WANDB_MODE`` (offline when unset; check it first with ``mode_problems``); project and group
+    are the runs' own when they agree.
 
     Args:
         runs: the runs the report was made from.
@@ -47,7 +60,7 @@ def log_report(runs: list[Run], frames: dict[str, pd.DataFrame], images: list[Pa
             job_type="report",
             name=f"report-{out.resolve().name}",
             dir=str(out),
-            mode=os.environ.get("WANDB_MODE", "offline"),  # type: ignore[arg-type]  # wandb checks the value
+            mode=environment_mode(),  # type: ignore[arg-type]  # checked by mode_problems before the report
             config={"runs": len(runs)},
             reinit="finish_previous",
             settings=wandb.Settings(quiet=True),

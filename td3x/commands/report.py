@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from td3x.analysis.equivalence import DEFAULT_FRACTION, BoundRule, load_rule
 from td3x.analysis.plots import PLOTLY_JS
 from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.report import ReportError, Settings, build_report, write_report
-from td3x.analysis.wandb_export import log_report
+from td3x.analysis.wandb_export import log_report, mode_problems
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
@@ -28,6 +29,14 @@ PLOTLY_HELP = (
     "git, but it needs a network); 'inline' puts a copy in every page (each opens alone, 4.8 MB each); 'none' "
     "writes no HTML plots (PNG only)"
 )
+
+
+def given_path(text: str) -> Path:
+    """A path argument as typed; an empty one (an unset shell variable, ``--out "$DIR"``) is refused, where ``Path``
+    would take it for the current directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("is empty: name a directory")
+    return Path(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,10 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     add_version_flag(parser)
-    parser.add_argument("paths", nargs="+", type=Path, help="sweep dirs, run dirs, or folders above them")
+    parser.add_argument("paths", nargs="+", type=given_path, help="sweep dirs, run dirs, or folders above them")
     parser.add_argument(
         "--out",
-        type=Path,
+        type=given_path,
         help=f"directory for the tables, plots and report.md (default: a new {DEFAULT_OUT}/<date>_<time> below "
         "the current directory; the path is printed)",
     )
@@ -54,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--at-step",
         type=int,
         default=defaults.at_step,
-        help="env step of the 'return at' table (default: the shortest run's run.total_steps, which every run reaches)",
+        help="env step of the 'return at' table, at most the longest complete run's last evaluation (default: the "
+        "shortest run's run.total_steps, which every run reaches)",
     )
     parser.add_argument("--plotly", choices=list(PLOTLY_JS), default="directory", help=PLOTLY_HELP)
     parser.add_argument(
@@ -98,31 +108,59 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def path_problem(paths: list[Path], out: Path | None) -> str | None:
-    """Why the paths cannot be read or the output dir written (a file where a dir goes), or None."""
+def path_problem(paths: list[Path], out: Path, shown_out: str) -> str | None:
+    """Why the paths cannot be read or the output dir written (a file where a dir goes, a read-only file system, no
+    permission), or None.
+
+    Args:
+        paths: the run dirs and folders to read.
+        out: the output dir.
+        shown_out: how a problem names it (``--out DIR``, or the default's path).
+    """
     for path in paths:
         if path.exists() and not path.is_dir():
             return f"{path} is a file: td3x-report takes run dirs, sweep dirs or folders above them"
-    if out is not None:
-        blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
-        if blocking is not None:
-            where = "is" if blocking == out else f"lies below {blocking}, which is"
-            return f"--out {out} {where} a file, not a directory"
+    blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        where = "is" if blocking == out else f"lies below {blocking}, which is"
+        return f"{shown_out} {where} a file, not a directory"
+    return unwritable(out, shown_out)
+
+
+def unwritable(out: Path, shown_out: str) -> str | None:
+    """Why no file can be written in ``out``, or None: found by creating it (as ``write_report`` will) and a file in
+    it, before the analysis rather than after; what this creates is removed again, so a refusal, here or later,
+    leaves nothing behind."""
+    created = [path for path in (out, *out.parents) if not path.exists()]  # deepest first
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        return f"{shown_out} cannot be written: {error.strerror or error}"
+    finally:
+        for path in created:
+            if path.is_dir():
+                path.rmdir()
     return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console script ``td3x-report``; returns the exit code (2 when no run dir is found or the pre-registration
-    file cannot be read).
+    """Console script ``td3x-report``; returns the exit code (2 when no run dir is found, ``--out`` cannot be
+    written, ``--at-step`` is past every run, ``WANDB_MODE`` is no mode, or the pre-registration file cannot be read).
 
     Args:
         argv: the arguments (``sys.argv[1:]`` when None).
     """
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    problem = path_problem(args.paths, args.out)
-    if problem:
-        print(f"report error: {problem}", file=sys.stderr)
+    out = args.out or DEFAULT_OUT / time.strftime("%Y-%m-%d_%H-%M-%S")
+    shown_out = f"--out {out}" if args.out else f"the default --out {out}"
+    path_error = path_problem(args.paths, out, shown_out)
+    problems = ([path_error] if path_error else []) + (mode_problems() if args.wandb else [])
+    if problems:
+        for problem in problems:
+            print(f"report error: {problem}", file=sys.stderr)
         return 2
     try:
         bounds = load_rule(args.preregistration) if args.preregistration else BoundRule()
@@ -131,7 +169,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ReportError, FileNotFoundError, PreregistrationError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2
-    out = args.out or DEFAULT_OUT / time.strftime("%Y-%m-%d_%H-%M-%S")
     written = write_report(report, out, args.plotly)
     print(written.markdown)
     print(f"report written to {out}", file=sys.stderr)  # stdout holds the Markdown alone

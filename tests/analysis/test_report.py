@@ -33,7 +33,7 @@ from td3x.analysis.metrics import (
     stratified_t_interval,
 )
 from td3x.analysis.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
-from td3x.analysis.report import Written
+from td3x.analysis.report import ReportError, Written
 from td3x.analysis.return_tables import UNTRAINED_PEAK
 from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE
 from td3x.commands import report as report_cli
@@ -167,8 +167,9 @@ def test_table1_return_at_step_and_auc_equal_hand_computations(sweep: Path, repo
     assert numbers.auc.value == pytest.approx(np.mean(auc))
     assert report.at_step == 1100  # the default: the shortest run's run.total_steps
     assert report.stats[("TD3", "Hopper-v5")].at_step.value == pytest.approx(curves[:, -1].mean())
-    too_short = build_report([sweep], Settings(reps=REPS, at_step=100_000)).stats[("TD3", "Hopper-v5")].at_step
-    assert too_short.n == 3 and np.isnan(too_short.value)  # the runs stop at 1100
+    past_every_run = "^--at-step 100000: must be <= 1100, the last evaluated step of the longest complete run "
+    with pytest.raises(ReportError, match=past_every_run):  # the runs stop at 1100: every cell would be n/a
+        build_report([sweep], Settings(reps=REPS, at_step=100_000))
 
 
 def test_aggregates_normalise_by_the_paper_or_our_td3_row(report: Report) -> None:

@@ -1,0 +1,177 @@
+"""td3x-report's bad input on real tiny runs: an empty or unwritable ``--out``, an ``--at-step`` past every run, a
+``WANDB_MODE`` td3x-train refuses, each refused up front in one line with exit 2 and nothing written; and runs
+without summary.json or eval.csv named as such in the runs not averaged."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from td3x.commands.report import main
+
+TINY = (
+    "env=pendulum",
+    "run.eval_every=100",
+    "run.eval_episodes=2",
+    "env.random_steps=100",
+    "agent.hidden_sizes=[32,32]",
+    "agent.batch_size=64",
+    "logging.wandb_mode=disabled",
+)
+FAST = ("--reps", "50", "--plotly", "none")  # the report's options that keep it to seconds
+
+
+def report(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    """td3x-report in this process: (exit code, stderr's lines); argparse's refusals exit through SystemExit."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    return code, capsys.readouterr().err.splitlines()
+
+
+def files_below(path: Path) -> list[Path]:
+    return sorted(path.rglob("*"))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two real tiny Pendulum runs trained by td3x-train: ``long`` (300 steps, seed 0) and ``short`` (200, seed 1),
+    rows of their own (their run.total_steps differ)."""
+    root = tmp_path_factory.mktemp("report_input") / "runs"
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    for name, steps, seed in (("long", 300, 0), ("short", 200, 1)):
+        command = [sys.executable, "-m", "td3x.commands.train", *TINY, f"run.total_steps={steps}", f"seed={seed}"]
+        result = subprocess.run(
+            [*command, f"hydra.run.dir={root / name}"], capture_output=True, text=True, timeout=300, env=environment
+        )
+        assert result.returncode == 0, result.stderr
+    return root
+
+
+# ---------------------------------------------------------------------------------------------------- --out
+@pytest.mark.slow
+def test_an_empty_out_is_refused_not_read_as_the_current_directory(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where an empty --out used to put the report's 14 files
+    line = "td3x-report: error: argument --out: is empty: name a directory (see td3x-report --help)"
+    assert report([str(runs), "--out", "", *FAST], capsys) == (2, [line])
+    assert report([str(runs), "--out=", *FAST], capsys) == (2, [line])
+    line = "td3x-report: error: argument paths: is empty: name a directory (see td3x-report --help)"
+    assert report([str(runs), "", "--out", "report", *FAST], capsys) == (2, [line])
+    assert files_below(tmp_path) == []
+
+
+def unwritable_dirs() -> list[object]:
+    """Dirs where no --out can be made: one without write permission (root writes there anyway), and sysfs's top
+    (Linux; EPERM for root, EACCES for others)."""
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    return [
+        pytest.param("read-only", marks=pytest.mark.skipif(is_root, reason="root writes in a dir without write bits")),
+        pytest.param("/sys", marks=pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="no sysfs here")),
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", unwritable_dirs())
+def test_an_unwritable_out_is_refused_before_the_analysis(
+    runs: Path, tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent = Path(where) if where.startswith("/") else tmp_path / where
+    if not parent.exists():
+        parent.mkdir()
+        parent.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    out = parent / "td3x-report-test" / "report"
+    before = files_below(tmp_path)
+    code, err = report([str(runs), "--out", str(out), *FAST], capsys)
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith(f"report error: --out {out} cannot be written: ")  # then the system's reason
+    assert not (parent / "td3x-report-test").exists() and files_below(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_a_refused_report_leaves_no_out_dir_behind(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--out is checked by creating it; a refusal after that check (here --at-step) removes what it created."""
+    code, _ = report([str(runs), "--out", str(tmp_path / "new" / "report"), "--at-step", "301", *FAST], capsys)
+    assert code == 2 and files_below(tmp_path) == []
+
+
+# ---------------------------------------------------------------------------------------------------- --at-step
+@pytest.mark.slow
+def test_at_step_past_every_run_is_refused_naming_the_longest_runs_last_step(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(runs.parent)
+    line = "report error: --at-step 99999: must be <= 300, the last evaluated step of the longest complete run"
+    refused = (2, [f"{line} (runs/long)"])
+    assert report(["runs", "--out", str(tmp_path / "far"), "--at-step", "99999", *FAST], capsys) == refused
+    assert not (tmp_path / "far").exists()
+    # a step only some runs reach is no error: the shorter run's row is n/a, the longer run's has its return
+    assert report(["runs", "--out", str(tmp_path / "out"), "--at-step", "300", *FAST], capsys)[0] == 0
+    table = pd.read_csv(tmp_path / "out" / "return_at_300.csv", index_col="row")["Pendulum-v1"]
+    last_return = pd.read_csv(runs / "long" / "eval.csv")["return_mean"].iloc[-1]
+    assert table["TD3 [run.total_steps=200]"].startswith("n/a")
+    assert table["TD3 [run.total_steps=300]"].startswith(f"{last_return:.2f} ")
+
+
+# ---------------------------------------------------------------------------------------------------- --wandb
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["bogus", "shared", ""])  # wandb itself takes "shared"; td3x-train does not
+def test_wandb_mode_is_checked_up_front_as_td3x_train_checks_it(
+    runs: Path, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("WANDB_MODE", mode)
+    line = f"logging.wandb_mode={mode!r} is not allowed: must be one of online, offline, disabled"
+    result = subprocess.run(  # td3x-train's own line for this WANDB_MODE: td3x-report's says the same
+        [sys.executable, "-m", "td3x.commands.train", *TINY[:-1], f"hydra.run.dir={tmp_path / 'train'}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (result.returncode, result.stderr.splitlines()) == (2, [f"config error: {line}"])
+    refused = (2, [f"report error: WANDB_MODE: {line}"])
+    assert report([str(runs), "--out", str(tmp_path / "report"), "--wandb", *FAST], capsys) == refused
+    assert files_below(tmp_path) == []
+
+
+# ---------------------------------------------------------------------------------------------------- not averaged
+@pytest.mark.slow
+def test_runs_without_summary_or_evaluations_are_named_so_in_the_runs_not_averaged(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(runs / "long", broken / "good")
+    for name in ("no_summary", "no_eval", "empty_eval", "no_summary_no_eval", "running_empty_eval"):
+        shutil.copytree(runs / "long", broken / name)
+    (broken / "no_summary" / "summary.json").unlink()
+    (broken / "no_eval" / "eval.csv").unlink()
+    (broken / "empty_eval" / "eval.csv").write_text("")
+    (broken / "no_summary_no_eval" / "summary.json").unlink()
+    (broken / "no_summary_no_eval" / "eval.csv").unlink()
+    summary = broken / "running_empty_eval" / "summary.json"
+    summary.write_text(json.dumps({**json.loads(summary.read_text()), "status": "running"}))
+    eval_csv = broken / "running_empty_eval" / "eval.csv"
+    eval_csv.write_text(eval_csv.read_text().splitlines()[0] + "\n")  # the header alone
+    monkeypatch.chdir(tmp_path)
+    assert report(["broken", "--out", "out", *FAST], capsys)[0] == 0
+    not_averaged = pd.read_csv(tmp_path / "out" / "not_averaged.csv")["not averaged"]
+    assert sorted(not_averaged) == [
+        "seed 0 left out, eval.csv has no rows: a complete run's ends at run.total_steps=300 (broken/empty_eval)",
+        "seed 0 left out, eval.csv is missing: a complete run's ends at run.total_steps=300 (broken/no_eval)",
+        "seed 0 left out, unfinished (status running): eval.csv has no rows (broken/running_empty_eval)",
+        "seed 0 left out, unfinished (summary.json is missing): eval.csv is missing (broken/no_summary_no_eval)",
+        "seed 0 left out, unfinished (summary.json is missing): evaluated up to step 300 of 300 (broken/no_summary)",
+    ]
+    markdown = (tmp_path / "out" / "report.md").read_text().split("## Runs not averaged")[1]
+    assert all(line in markdown for line in not_averaged) and "None" not in markdown
