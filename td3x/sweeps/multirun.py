@@ -24,9 +24,10 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from hydra.types import RunMode
-from omegaconf import DictConfig, open_dict, read_write
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
+from td3x.algo.envs import check_env
 from td3x.config.hydra import CONF_DIR, register_configs, to_typed
 from td3x.config.messages import composition_problem
 from td3x.config.overrides import (
@@ -53,6 +54,11 @@ from td3x.sweeps.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launc
 from td3x.training.run import check_runtime
 
 log = logging.getLogger(__name__)
+
+
+# Hydra launchers whose jobs train on this machine (basic, joblib, submitit's local one): their jobs get the machine
+# checks before the launch; a SLURM or Ray job gets them on its own node, when it starts
+LOCAL_LAUNCHERS = ("BasicLauncher", "JoblibLauncher", "LocalLauncher")
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,8 @@ class JobComposer:
         self.groups = set(group_options())
         self.cache: dict[tuple[str, ...], DictConfig] = {}
         self.run_mode = run_mode  # a single run's dir is hydra.run.dir, a multirun job's the sweep dir's subdir
-        self.machine_problems: dict[tuple[object, ...], list[str]] = {}  # check_runtime's, once per env and device
+        # the env's and machine's problems, once per (env, device, precision, buffer, seeds) and place it trains
+        self.machine_problems: dict[tuple[tuple[object, ...], bool], list[str]] = {}
 
     def _is_group(self, override: Override) -> bool:
         return override.key_or_group in self.groups or "/" in override.key_or_group
@@ -145,21 +152,30 @@ class JobComposer:
             del cfg["hydra"]
         return run_dir, cfg
 
+    def trains_here(self, overrides: list[str]) -> bool:
+        """Whether the job trains on this machine (a single run, or a local launcher's job) rather than on one SLURM
+        or Ray picks, whose CUDA, bf16 units and memory this machine cannot check."""
+        if self.run_mode is RunMode.RUN:
+            return True
+        parsed = _parser().parse_overrides(overrides)
+        cfg = self._composed(tuple(str(o.input_line) for o in parsed if self._is_group(o)))
+        return str(OmegaConf.select(cfg, "hydra.launcher._target_", default="")).endswith(LOCAL_LAUNCHERS)
+
     def describe(self, overrides: list[str]) -> Job:
         run_dir, task = self.configs(overrides)
         return Job(
             overrides=overrides,
             run_dir=run_dir,
-            problems=self._problems(task),
+            problems=self._problems(task, self.trains_here(overrides)),
             total_steps=int(task.run.total_steps),
             seed=int(task.seed),
             num_seeds=int(task.run.num_seeds),
             num_threads=int(task.run.num_threads),
         )
 
-    def _problems(self, task: DictConfig) -> list[str]:
-        """td3x's range checks, then what this machine can run (:func:`check_runtime`: the env made once per env
-        config, device, precision and buffer)."""
+    def _problems(self, task: DictConfig, here: bool) -> list[str]:
+        """td3x's range checks, then the env id and, for a job that trains ``here``, what this machine can run
+        (:func:`check_runtime`); each env made once per env config, device, precision and buffer."""
         try:
             config = to_typed(task)
         except ConfigError as error:
@@ -173,9 +189,9 @@ class JobComposer:
             config.agent.buffer_size,
             config.run.num_seeds,
         )
-        if machine not in self.machine_problems:
-            self.machine_problems[machine] = check_runtime(config)
-        return self.machine_problems[machine]
+        if (machine, here) not in self.machine_problems:
+            self.machine_problems[machine, here] = check_runtime(config) if here else check_env(config.env)
+        return self.machine_problems[machine, here]
 
 
 def check_overrides(arguments: list[str]) -> None:

@@ -96,6 +96,19 @@ def run_alone(make_config: Callable[..., TrainConfig], tmp_path: Path) -> Callab
 
 
 # ---------------------------------------------------------------------- config and submitit basics
+@pytest.mark.skipif(torch.cuda.is_available(), reason="torch sees a CUDA device here: cuda is not refused")
+def test_machine_checks_refuse_a_local_job_but_leave_a_slurm_job_to_its_node() -> None:
+    """run.device=cuda on this CPU-only machine: a job of a local launcher would train here and is refused before
+    the launch; a SLURM job trains on a node of its own partition, which checks it when the job starts."""
+    refused = "run.device='cuda' is not allowed: torch sees no CUDA device here; use auto or cpu"
+    local = list_jobs(["seed=0,1", "run.device=cuda", "hydra/launcher=joblib"])
+    assert [job.problems for job in local] == [[refused], [refused]]
+    on_slurm = list_jobs(["+experiment=smoke_slurm", "env=pendulum", "ablation=none", "run.device=cuda"])
+    assert on_slurm and not any(job.problems for job in on_slurm)
+    typo = list_jobs(["+experiment=smoke_slurm", "env=pendulum", "ablation=none", "env.id=Pendulm-v1"])
+    assert all(job.problems and "not a registered Gymnasium env" in job.problems[0] for job in typo)  # no node differs
+
+
 @pytest.mark.slow  # composes 66 jobs
 def test_slurm_experiments_are_table2_and_table2_smoke_on_the_submitit_slurm_launcher() -> None:
     on_slurm = list_jobs(["+experiment=table2_slurm"])
