@@ -95,6 +95,15 @@ def add_version_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", action="version", version=VERSION_LINE, help="print td3x's version and exit")
 
 
+class Refused(Exception):
+    """What a command refuses once it has read its input, before it evaluates or trains anything: ``problems``
+    holds one line each (exit code 2)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
 def int_at_least(minimum: int) -> Callable[[str], int]:
     """An option's integer type with a floor: argparse names the option in its one-line refusal."""
 

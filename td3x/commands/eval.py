@@ -22,7 +22,7 @@ from typing import Any
 from td3x import __version__
 from td3x.algo.envs import make_env
 from td3x.algo.evaluation_episodes import EvalResult
-from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, int_at_least
+from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, int_at_least
 from td3x.host import numerics
 from td3x.host.numerics import NumericsError
 from td3x.rundir import checkpoint
@@ -53,14 +53,6 @@ CHECK_OBSERVATIONS = 256  # observations on which the ONNX file is checked again
 VIDEO_EPISODES = 1  # --video-episodes when --video is given alone
 WANDB_MODE = "offline"  # --wandb-mode when --video is given alone
 VIDEO_OPTIONS = {"video_episodes": "--video-episodes", "wandb_mode": "--wandb-mode"}  # only --video reads them
-
-
-class Refused(Exception):
-    """Arguments td3x-eval refuses before it evaluates: ``problems`` holds one line each (exit code 2)."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 def evaluation_record(run: TrainedRun, result: EvalResult, first_seed: int, seconds: float) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from hydra.errors import HydraException
 
-from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, int_at_least
+from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, exit_with, int_at_least
 from td3x.config.hydra import from_saved
 from td3x.config.schema import ConfigError
 from td3x.rundir.layout import (
@@ -75,14 +75,6 @@ def _print_status(states: list[RunState]) -> int:
     else:
         print(f"{share}; about {left:.1f} h of compute left at the mean speed of the runs so far")
     return 0 if counts.get(COMPLETE, 0) == len(states) else 1
-
-
-class Refused(Exception):
-    """What td3x-sweep refuses once it has read the sweep dir, before it trains anything: one line a problem."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__(*problems)
-        self.problems = problems
 
 
 def rerun(sweep_dir: Path) -> int:
