@@ -327,6 +327,39 @@ class TestCorruptRunFiles:
         assert result.stderr.startswith(f"resume error: {config}: the stored config does not fit this td3x: ")
         assert "'fast'" in result.stderr and snapshot(run) == before
 
+    def test_td3x_resume_blames_the_command_line_or_the_file_and_refuses_hydra_s_record(
+        self, trained_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A bad value on the command line is the user's (before: "run/config.yaml: ..." for a range, OmegaConf's
+        raw text for a type); a bad value in the file is the file's; ``RUN/.hydra`` is not a run dir (before: a new
+        run trained inside it)."""
+        run = copy_of(trained_run, tmp_path / "run")
+        config = run / "config.yaml"
+        cases = [
+            ([run, "run.checkpoint_every=-5"], "run.checkpoint_every=-5 is not allowed: must be an integer >= 1"),
+            ([run, "run.checkpoint_every=abc"], "run.checkpoint_every='abc' is not allowed: expected an integer"),
+            (
+                [run, "run.log_every=1e3"],
+                "run.log_every='1e3' is not allowed: expected an integer; write run.log_every=1000",
+            ),
+            (
+                [run / ".hydra"],
+                f"{run}/.hydra is Hydra's record of how a run was composed, not a run dir: td3x-resume {run}",
+            ),
+        ]
+        before = snapshot(run)
+        for arguments, line in cases:
+            with pytest.raises(SystemExit) as exit_:
+                MAINS["td3x-resume"]([str(argument) for argument in arguments])
+            assert (exit_.value.code, capsys.readouterr().err.splitlines()) == (2, [f"resume error: {line}"])
+        assert snapshot(run) == before
+        config.write_text(config.read_text().replace("tau: 0.005", "tau: 5.0"))
+        with pytest.raises(SystemExit):
+            MAINS["td3x-resume"]([str(run), "run.checkpoint_every=-5"])
+        assert capsys.readouterr().err.splitlines() == [
+            f"resume error: {config}: agent.tau=5.0 is not allowed: must be in (0, 1]"  # the file's, found first
+        ]
+
     def test_a_corrupt_checkpoint_to_resume_eval_and_load(self, trained_run: Path, tmp_path: Path) -> None:
         run = copy_of(trained_run, tmp_path / "run")
         checkpoint = run / "checkpoint.pt"

@@ -60,7 +60,8 @@ def env_spec(env: gym.Env) -> EnvSpec:
 
 def check_env(env_config: EnvConfig) -> list[str]:
     """Problems with ``env.id``/``env.kwargs``, one line each: unknown id (with close matches), non-Box
-    or unbounded action space, unflattenable observations. Makes the env once and closes it."""
+    or unbounded action space, unflattenable observations, a first reset or step that fails. Makes the env once,
+    takes one step (a kwarg of the wrong type often fails only there) and closes it."""
     registered = list(gym.envs.registry.keys())
     if env_config.id not in gym.envs.registry:
         close = difflib.get_close_matches(env_config.id, registered, n=3, cutoff=0.6)
@@ -75,9 +76,25 @@ def check_env(env_config: EnvConfig) -> list[str]:
     except Exception as error:  # a bad kwarg or a missing dependency (e.g. mujoco) surfaces here
         return [f"env.kwargs={env_config.kwargs!r} is not allowed for {env_config.id}: {type(error).__name__}: {error}"]
     try:
-        return _space_problems(env_config.id, env.action_space, env.observation_space)
+        return _space_problems(env_config.id, env.action_space, env.observation_space) or _first_step_problems(
+            env_config, env
+        )
     finally:
         env.close()
+
+
+def _first_step_problems(env_config: EnvConfig, env: gym.Env) -> list[str]:
+    space = env.action_space
+    assert isinstance(space, gym.spaces.Box), "_space_problems refuses non-Box action spaces before this"
+    try:
+        env.reset(seed=0)
+        env.step(((space.low + space.high) / 2).astype(space.dtype))  # the middle of the bounds: always valid
+    except Exception as error:  # the env's own code: any exception means it cannot train
+        return [
+            f"env.kwargs={env_config.kwargs!r} is not allowed for {env_config.id}: its first reset and step "
+            f"failed with {type(error).__name__}: {error}"
+        ]
+    return []
 
 
 def _space_problems(env_id: str, action_space: gym.Space, observation_space: gym.Space) -> list[str]:

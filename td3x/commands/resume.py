@@ -12,16 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
 from td3x.commands.train_and_report import run_and_report
 from td3x.config.enums import ResumeMode
 from td3x.config.hydra import from_saved
 from td3x.config.inert import RESUME_INERT, is_inert
-from td3x.config.schema import ConfigError, TrainConfig
+from td3x.config.overrides import override_problems
+from td3x.config.schema import ConfigError
 from td3x.host import numerics
-from td3x.rundir.layout import CONFIG_FILE, RUN_LOG, RunFileError, read_yaml_mapping, run_configs, seed_dir_name
+from td3x.rundir.layout import (
+    CONFIG_FILE,
+    HYDRA_DIR,
+    RUN_LOG,
+    RunFileError,
+    read_yaml_mapping,
+    run_configs,
+    seed_dir_name,
+)
 from td3x.rundir.resume_decision import ResumeError
 
 # what td3x-resume may change: the keys that never change what is learned, but run.resume (continuing is what is
@@ -43,6 +51,10 @@ def stored_run(run_dir: Path) -> tuple[Path, dict[str, Any]]:
         raise ResumeError(
             f"{run_dir} {kind}: td3x-resume takes a run dir (the one holding {CONFIG_FILE}, or seed_<k>/)"
         )
+    if run_dir.name == HYDRA_DIR:  # its config.yaml is Hydra's copy: resuming "there" would train a new run in it
+        raise ResumeError(
+            f"{run_dir} is Hydra's record of how a run was composed, not a run dir: td3x-resume {run_dir.parent}"
+        )
     configs = run_configs(run_dir)
     if not configs:
         raise ResumeError(f"{run_dir} holds no td3x run (no {CONFIG_FILE}, no seed_<k>/{CONFIG_FILE})")
@@ -57,7 +69,8 @@ def stored_run(run_dir: Path) -> tuple[Path, dict[str, Any]]:
 
 def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """``saved`` with ``KEY=VALUE`` overrides of :data:`RESUME_KEYS` applied; raises ResumeError naming any
-    other key (it would change what is learned: train a new run instead)."""
+    other key (it would change what is learned: train a new run instead), and ConfigError for a value of the wrong
+    type, one line each as ``td3x-train`` words it."""
     for line in overrides:
         key = line.partition("=")[0]
         if "=" not in line or not is_inert(key, RESUME_KEYS):
@@ -65,14 +78,23 @@ def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, A
                 f"{line!r} is not allowed: td3x-resume takes KEY=VALUE for {', '.join(RESUME_KEYS)} only "
                 "(other keys change what is learned: start a new run)"
             )
-    try:  # each value checked against its key's type on its own, so that a bad one is named as the user's
-        OmegaConf.merge(OmegaConf.structured(TrainConfig), OmegaConf.from_dotlist(overrides))
-    except OmegaConfBaseException as error:
-        raise ResumeError(f"{' '.join(overrides)}: {' '.join(str(error).split())}") from error
+    problems = override_problems(overrides)  # each value against its key's type, named as the user's
+    if problems:
+        raise ConfigError(problems)
     merged = OmegaConf.merge(OmegaConf.create(saved), OmegaConf.from_dotlist(overrides))
     container = OmegaConf.to_container(merged)
     assert isinstance(container, dict)
     return {str(key): value for key, value in container.items()}
+
+
+def stored_config_problems(run_dir: Path, saved: dict[str, Any]) -> None:
+    """Raises ConfigError naming the stored ``config.yaml`` for each of its own problems (unknown keys, types, ranges),
+    before any override is applied, so that a problem is blamed on the file or on the command line, never mixed."""
+    try:
+        from_saved(saved)
+    except ConfigError as error:
+        source = run_configs(run_dir)[0]
+        raise ConfigError([f"{source}: {problem}" for problem in error.problems]) from error
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -98,11 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         run_dir, saved = stored_run(args.run_dir)
         choices = saved.get("choices") or {}
-        try:
-            config = from_saved(resume_overrides(saved, args.overrides))
-        except ConfigError as error:  # the stored config, not the user's overrides (resume_overrides checked them)
-            source = run_configs(run_dir)[0]
-            raise ConfigError([f"{source}: {problem}" for problem in error.problems]) from error
+        stored_config_problems(run_dir, saved)
+        config = from_saved(resume_overrides(saved, args.overrides))  # the stored config passed: the user's values
         config.run.resume = ResumeMode.auto  # a run started with run.resume=never too: continuing is what is asked
     except (ResumeError, ConfigError, RunFileError) as error:
         exit_with("resume error", getattr(error, "problems", [str(error)]))

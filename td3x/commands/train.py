@@ -22,11 +22,13 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from td3x import __version__
+from td3x.algo.envs import check_env
 from td3x.commands.common import VERSION_LINE, exit_with
 from td3x.commands.train_and_report import fail, remove_if_only_hydra_files, run_and_report
 from td3x.config.hydra import CONF_DIR, register_configs, to_typed
 from td3x.config.messages import composition_problem
 from td3x.config.overrides import (
+    compose_checked,
     default_choices,
     flag_problem,
     group_options,
@@ -71,6 +73,17 @@ HYDRA_OPTIONS = (
     *("--multirun", "-m", "--shell-completion", "-sc", "--config-path", "-cp", "--config-name", "-cn"),
     *("--config-dir", "-cd", "--experimental-rerun", "--info", "-i"),
 )
+
+# Hydra runs one of these modes (long and short spelling); given two, it raises a traceback
+HYDRA_MODES = (
+    ("--run", "-r"),
+    ("--multirun", "-m"),
+    ("--cfg", "-c"),
+    ("--info", "-i"),
+    ("--shell-completion", "-sc"),
+)
+
+OTHER_CONFIG_OPTIONS = ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd")
 
 MOST_USED_KEYS = (
     ("seed", "the run's seed (a K-seeds run trains seed .. seed + K - 1)"),
@@ -128,6 +141,30 @@ Exit codes: 0 done; 2 a config or resume refusal, for a sweep any job's (nothing
 --hydra-help shows Hydra's own help; --version td3x's version."""
 
 
+def mode_problem(arguments: list[str]) -> str | None:
+    """One line when the command line asks Hydra for two of its modes (``--cfg job -m``), naming them."""
+    given = [next(flag for flag in mode if flag in arguments) for mode in HYDRA_MODES if set(mode) & set(arguments)]
+    if len(given) < 2:
+        return None
+    modes = ", ".join(mode[0] for mode in HYDRA_MODES)
+    return f"{' and '.join(given)} cannot be given together: Hydra runs one of {modes}"
+
+
+def printed_config_problems(arguments: list[str]) -> list[str]:
+    """For ``--cfg job`` or ``--cfg all`` (Hydra prints the config and trains nothing): td3x's range checks of the
+    config it prints and its env id, so that a config that could not train is not shown as if it could. What this
+    machine can run (CUDA, memory) is not checked: a config may be printed here to run elsewhere."""
+    flag = next((flag for flag in HYDRA_MODES[2] if flag in arguments), None)
+    what = arguments[arguments.index(flag) + 1 : arguments.index(flag) + 2] if flag else []
+    if what not in (["job"], ["all"]) or set(OTHER_CONFIG_OPTIONS) & set(arguments):
+        return []  # Hydra's own config, or another config: Hydra's (and its error for a bad --cfg value)
+    try:
+        config = compose_checked(overrides_in(arguments))
+    except ConfigError as error:
+        return error.problems
+    return check_env(config.env)
+
+
 def launch_problems(arguments: list[str]) -> list[str]:
     """Every problem of what the command line would train, found before Hydra creates a dir or starts a job: each
     job's config (a single run is one job) under td3x's range checks and what this machine can run, and a dir it
@@ -139,7 +176,7 @@ def launch_problems(arguments: list[str]) -> list[str]:
     except (HydraException, OmegaConfBaseException) as error:  # a syntax error, an interpolation naming nothing
         return [composition_problem(error)]
     if planned is None:  # --cfg, --info, ...: Hydra prints, nothing trains
-        return []
+        return printed_config_problems(arguments)
     jobs, multirun = planned
     problems = [
         f"job {number} ({job.run_dir}): {problem}" if multirun else problem
@@ -168,6 +205,9 @@ def main() -> None:
     flag = flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True)
     if flag:
         exit_with("td3x-train: error", [f"{flag} (see td3x-train --help)"])
+    mode = mode_problem(arguments)
+    if mode:
+        exit_with("td3x-train: error", [f"{mode} (see td3x-train --help)"])
     problems = override_problems(overrides_in(arguments))
     if problems:
         exit_with("config error", problems)

@@ -33,6 +33,7 @@ from td3x.commands import resume
 from td3x.commands.resume import RESUME_KEYS
 from td3x.config.hydra import flatten, from_saved, to_container
 from td3x.config.inert import RESUME_INERT
+from td3x.config.schema import ConfigError
 from td3x.rundir import checkpoint
 from td3x.rundir.layout import CONFIG_FILE, is_timing_column
 from td3x.rundir.resume_decision import config_hash, learning_keys
@@ -317,8 +318,8 @@ def test_td3x_resume_finds_a_k_seeds_process_from_its_dir_or_a_seed_dir(k_seed_r
     with pytest.raises(resume.ResumeError, match=r"agent\.tau=0\.1"):
         resume.resume_overrides(saved, ["agent.tau=0.1"])
     assert resume.resume_overrides(saved, ["run.total_steps=900"])["run"]["total_steps"] == 900
-    with pytest.raises(resume.ResumeError, match=r"^run\.total_steps=abc: Value 'abc'"):  # the user's value, named
-        resume.resume_overrides(saved, ["run.total_steps=abc"])
+    with pytest.raises(ConfigError, match=r"^run\.total_steps='abc' is not allowed: expected an integer$"):
+        resume.resume_overrides(saved, ["run.total_steps=abc"])  # the user's value, named as td3x-train names it
 
 
 def test_td3x_resume_continues_a_run_started_with_resume_never(tmp_path: Path) -> None:

@@ -291,6 +291,42 @@ def test_an_empty_run_dir_is_refused_not_the_working_dir_trained_in(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("argv", "lines"),
+    [
+        (("--cfg", "job", "agent.tau=3"), ["config error: agent.tau=3.0 is not allowed: must be in (0, 1]"]),
+        (
+            ("-c", "all", "env.id=Hoper-v5"),
+            [
+                "config error: env.id='Hoper-v5' is not allowed: not a registered Gymnasium env; did you mean "
+                "Hopper-v5, Hopper-v4, Hopper-v3?"
+            ],
+        ),
+        (
+            ("--cfg", "job", "-m", "seed=0,1"),
+            [
+                "td3x-train: error: -m and --cfg cannot be given together: Hydra runs one of --run, --multirun, "
+                "--cfg, --info, --shell-completion (see td3x-train --help)"
+            ],
+        ),
+    ],
+)
+def test_printing_the_config_checks_it_as_training_would(
+    argv: tuple[str, ...],
+    lines: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """``--cfg job`` prints what a run would train: a config td3x would refuse is refused (before: printed, exit 0),
+    and two of Hydra's modes at once are one line (before: Hydra's ValueError traceback)."""
+    monkeypatch.chdir(tmp_path)
+    assert train_main(monkeypatch, capsys, *argv) == (2, "\n".join(lines) + "\n")
+    assert list(tmp_path.iterdir()) == []
+    # what this machine can run is not checked: a config may be printed here to train on a GPU node
+    assert train_main(monkeypatch, capsys, "--cfg", "job", "agent.tau=0.5", "run.device=cuda") == (0, "")
+
+
 def test_the_real_console_script_refuses_a_typo_before_creating_anything(tmp_path: Path) -> None:
     result = subprocess.run(
         [BIN / "td3x-train", "+agent.polcy_delay=3"], cwd=tmp_path, capture_output=True, text=True, timeout=120
