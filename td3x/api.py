@@ -22,8 +22,8 @@ from numpy.typing import ArrayLike
 
 from td3x.algo.envs import env_spec, make_env
 from td3x.config.hydra import ComposedConfig
-from td3x.config.overrides import compose_checked
-from td3x.config.schema import TrainConfig
+from td3x.config.overrides import compose_checked, dir_problems
+from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.trained_run import TrainedRun, load_run
 from td3x.training.run import run
 
@@ -133,12 +133,20 @@ def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     ``seeds``). Progress goes to the ``td3x`` logger, shown on stderr when nothing else handles it.
 
     Raises:
-        ConfigError: an env id or setting the installed libraries refuse.
+        TypeError: ``config`` is not a ``TrainConfig``.
+        ConfigError: a value of the wrong type or out of range (a field set after :func:`compose`), an env id or
+            setting the installed libraries refuse, an empty ``run_dir`` (the working dir is not a run dir) or one
+            that is a file.
         td3x.rundir.resume_decision.ResumeError: ``run_dir`` holds another config's results.
         td3x.training.loop.TrainingError: a non-finite loss or parameter (the logs and last checkpoint are kept).
         td3x.host.numerics.NumericsError: ``run.numerics`` cannot take effect in this process (torch computed under
             the other mode first: train it in a new process).
     """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"td3x.train takes a TrainConfig (from td3x.compose), not {type(config).__name__}")
+    problems = dir_problems("run_dir", str(run_dir))
+    if problems:
+        raise ConfigError(problems)
     td3x_log = logging.getLogger("td3x")
     if not td3x_log.handlers and not logging.getLogger().handlers:
         td3x_log.addHandler(logging.StreamHandler())

@@ -80,6 +80,35 @@ def test_a_field_set_after_compose_is_range_checked_again_before_anything_is_mad
     assert not (tmp_path / "run").exists()
 
 
+def test_a_field_set_to_the_wrong_type_after_compose_is_named_not_a_traceback(tmp_path: Path) -> None:
+    config = td3x.compose(["env=pendulum"])
+    config.agent.tau = "fast"  # type: ignore[assignment]  # what a user can do; before: TypeError in a range check
+    config.run.device = "cpu"  # type: ignore[assignment]  # a string is not the enum: `is Device.cpu` would be False
+    config.agent.hidden_sizes = [64.5, 64]  # type: ignore[list-item]
+    config.seed = True
+    with pytest.raises(ConfigError) as refused:
+        td3x.train(config, tmp_path / "run")
+    assert refused.value.problems == [
+        "agent.hidden_sizes=[64.5, 64] is not allowed: expected a list of integers",
+        "agent.tau='fast' is not allowed: expected a float",
+        "run.device='cpu' is not allowed: expected one of auto, cpu, cuda",
+        "seed=True is not allowed: expected an integer",
+    ]
+    assert not (tmp_path / "run").exists()
+
+
+def test_train_refuses_what_is_no_config_and_an_empty_run_dir_before_anything_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError, match=r"^td3x\.train takes a TrainConfig \(from td3x\.compose\), not dict$"):
+        td3x.train({"env": "pendulum"}, "run")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError) as refused:  # before: it trained in the working dir
+        td3x.train(td3x.compose(["env=pendulum"]), "")
+    assert refused.value.problems == ["run_dir= is empty: name a dir (it is created if missing)"]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_overrides_given_as_one_string_are_refused_not_read_letter_by_letter() -> None:
     with pytest.raises(ConfigError) as refused:
         td3x.compose("env=hopper")

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import enum
 import typing
 from typing import Any
 
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from td3x.config.schema import ConfigError, TrainConfig
+from td3x.config.schema import ConfigError, TrainConfig, expected_type
 
 
 def schema_keys(schema: type = TrainConfig, prefix: str = "") -> list[str]:
@@ -47,22 +46,6 @@ def unknown_key_problem(key: str) -> str:
     return f"{key} is not a td3x key; {hint}"
 
 
-def _expected(hint: Any) -> str:
-    """What a schema type accepts, in words: ``a float``, ``an integer or null``, ``one of gaussian, ...``."""
-    args = typing.get_args(hint)
-    if type(None) in args:
-        return f"{_expected(next(arg for arg in args if arg is not type(None)))} or null"
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return f"one of {', '.join(member.name for member in hint)}"
-    origin = typing.get_origin(hint)
-    if origin is list:
-        return f"a list of {_expected(args[0]).removeprefix('a ').removeprefix('an ')}s" if args else "a list"
-    if origin is dict:
-        return "a mapping"
-    names = {bool: "a boolean (true or false)", int: "an integer", float: "a float", str: "a string"}
-    return names.get(hint, getattr(hint, "__name__", str(hint)))
-
-
 def value_type_problem(key: str, value: Any, text: str) -> str | None:
     """One line when ``value`` (an override's parsed value, typed as ``text``) cannot be the schema key ``key``'s
     type, as OmegaConf would refuse it in Hydra's composition (``agent.tau=fast``, ``run.total_steps=1e3``);
@@ -79,7 +62,7 @@ def value_type_problem(key: str, value: Any, text: str) -> str | None:
     try:
         OmegaConf.merge(OmegaConf.structured(schema), {leaf: value})
     except OmegaConfBaseException:
-        return f"{key}={text!r} is not allowed: expected {_expected(hint)}"
+        return f"{key}={text!r} is not allowed: expected {expected_type(hint)}"
     except ConfigError:  # the merge passed the type check; the ranges are checked later
         return None
     return None

@@ -83,7 +83,7 @@ def override_problems(arguments: list[str]) -> list[str]:
     for override in parsed:
         key = override.key_or_group
         if key in DIR_KEYS and not override.is_sweep_override():
-            problems += _dir_problems(key, str(override.input_line).partition("=")[2])
+            problems += dir_problems(key, str(override.input_line).partition("=")[2])
         if override.is_hydra_override() or "/" in key or (override.is_delete() and key.startswith(FREE_FORM)):
             continue  # Hydra's own settings and launcher choices: Hydra checks them; env kwargs are free-form
         if override.is_delete():  # every key has a default and every group an option: ~seed would leave a hole
@@ -196,8 +196,9 @@ def run_choices(runtime_choices: Any) -> dict[str, str]:
 DIR_KEYS = ("hydra.run.dir", "hydra.sweep.dir")  # dirs Hydra creates before td3x runs: a file there is a traceback
 
 
-def _dir_problems(key: str, value: str) -> list[str]:
-    """One line when a dir Hydra would create is an existing file, or lies below one; [] for interpolations."""
+def dir_problems(key: str, value: str) -> list[str]:
+    """One line when a dir td3x would create (``hydra.run.dir``, ``td3x.train``'s) is empty, is an existing file or
+    lies below one; [] for interpolations."""
     if "${" in value:
         return []
     if not value.strip():  # an unset shell variable: Hydra would train in the working dir itself
