@@ -1,6 +1,6 @@
 """``td3x-eval``: evaluate a trained run's checkpoint, record videos of it, export its actor to ONNX.
 
-    td3x-eval RUN [--episodes N] [--seed S] [--video [--video-episodes K]] [--export]
+    td3x-eval RUN [--episodes N] [--seed S] [--device D] [--video [--video-episodes K]] [--export]
 
 RUN is a run dir (its ``checkpoint.pt`` is used) or a checkpoint file. The agent is rebuilt from the
 config stored in the checkpoint, and the evaluation follows the training protocol: with the defaults
@@ -23,6 +23,7 @@ from td3x import __version__
 from td3x.algo.envs import make_env
 from td3x.algo.evaluation_episodes import EvalResult
 from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, int_at_least
+from td3x.config.enums import Device
 from td3x.host import numerics
 from td3x.host.numerics import NumericsError
 from td3x.rundir import checkpoint
@@ -35,7 +36,7 @@ from td3x.rundir.export import (
     sample_observations,
 )
 from td3x.rundir.layout import write_json_atomic
-from td3x.rundir.trained_run import EVAL_COMMAND, RunError, TrainedRun, evaluate_run, load_run
+from td3x.rundir.trained_run import EVAL_COMMAND, RunError, TrainedRun, device_problem, evaluate_run, load_run
 from td3x.training.loggers import recorded_run_kwargs
 from td3x.training.video import (
     VIDEO_DIR,
@@ -50,6 +51,9 @@ from td3x.training.video import (
 
 PROG = EVAL_COMMAND
 CHECK_OBSERVATIONS = 256  # observations on which the ONNX file is checked against torch
+# --episodes at most: the episodes run side by side, each in an env of its own (about 1 MB per MuJoCo env), so memory
+# grows with N; a thousand is a training seed's own block of start states (td3x.config.schema.EVAL_SEED_STRIDE)
+MAX_EPISODES = 1000
 VIDEO_EPISODES = 1  # --video-episodes when --video is given alone
 WANDB_MODE = "offline"  # --wandb-mode when --video is given alone
 VIDEO_OPTIONS = {"video_episodes": "--video-episodes", "wandb_mode": "--wandb-mode"}  # only --video reads them
@@ -84,14 +88,50 @@ def print_evaluation(record: dict[str, Any]) -> None:
         print(f"  episode {i} (seed {record['first_seed'] + i}): return {value:.2f}, length {length}")
 
 
+def episodes_count(text: str) -> int:
+    """``--episodes``' type: an integer in [1, MAX_EPISODES]; argparse names the option in its one-line refusal."""
+    value = int_at_least(1)(text)
+    if value > MAX_EPISODES:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_EPISODES}, got {text!r}: the episodes run side by side, one env each (about 1 MB "
+            f"per MuJoCo env); for more, evaluate again from a --seed {MAX_EPISODES} higher"
+        )
+    return value
+
+
 def option_problems(args: argparse.Namespace) -> list[str]:
-    """An option given without the option it only works with, one line each: it would be silently ignored."""
+    """What the options cannot mean together, one line each, found before the run is loaded: an option given
+    without the option it only works with (it would be silently ignored), more episodes recorded than evaluated,
+    a device this machine lacks."""
+    problems = []
     if args.video:
+        if args.episodes is not None:
+            problems += recorded_problems(args.video_episodes or VIDEO_EPISODES, args.episodes, "--episodes {}")
+    else:
+        problems += [
+            f"{flag} {getattr(args, name)} has no effect without --video: add --video, or drop {flag}"
+            for name, flag in VIDEO_OPTIONS.items()
+            if getattr(args, name) is not None
+        ]
+    device = None if args.device is None else device_problem(args.device, f"--device {args.device}")
+    return problems if device is None else [*problems, device]
+
+
+def recorded_problems(video_episodes: int, episodes: int, evaluated: str) -> list[str]:
+    """``--video-episodes`` more than the episodes evaluated, in one line: a video is one of the evaluation's
+    episodes (episode i from reset seed S + i), so there is none to record past the last.
+
+    Args:
+        video_episodes: the episodes to record.
+        episodes: the episodes evaluated.
+        evaluated: what set ``episodes``, a format string of it: ``--episodes {}``, or the run's
+            ``run.eval_episodes``.
+    """
+    if video_episodes <= episodes:
         return []
     return [
-        f"{flag} {getattr(args, name)} has no effect without --video: add --video, or drop {flag}"
-        for name, flag in VIDEO_OPTIONS.items()
-        if getattr(args, name) is not None
+        f"--video-episodes {video_episodes} is more than {evaluated.format(episodes)}: --video records the "
+        f"evaluation's own episodes; give --video-episodes at most {episodes}, or --episodes at least {video_episodes}"
     ]
 
 
@@ -184,12 +224,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--episodes",
-        type=int_at_least(1),
+        type=episodes_count,
         metavar="N",
-        help="evaluation episodes (default: the run's run.eval_episodes)",
+        help=f"evaluation episodes, at most {MAX_EPISODES}: they run side by side, one env each (about 1 MB per MuJoCo "
+        f"env); for more, evaluate again from a --seed {MAX_EPISODES} higher (default: the run's run.eval_episodes)",
     )
     parser.add_argument(
         "--seed", type=int_at_least(0), metavar="S", help="reset seed of episode 0 (default: the run's eval seed)"
+    )
+    parser.add_argument(
+        "--device",
+        choices=[device.value for device in Device],
+        help="where the agent acts: auto (cuda where torch sees a CUDA device, else cpu), cpu or cuda; cpu evaluates "
+        "a run trained with run.device=cuda on a machine without one (default: the run's run.device, which "
+        "reproduces the run's eval.csv)",
     )
     parser.add_argument("--video", action="store_true", help="record evaluation episodes to <run>/videos/*.mp4")
     # None when not given: refused without --video, which alone reads them
@@ -197,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--video-episodes",
         type=int_at_least(1),
         metavar="K",
-        help=f"episodes to record, with --video (default: {VIDEO_EPISODES})",
+        help=f"episodes to record, with --video: the first K of the evaluation's episodes, so at most --episodes "
+        f"(default: {VIDEO_EPISODES})",
     )
     parser.add_argument(
         "--wandb-mode",
@@ -220,10 +269,15 @@ def run_command(args: argparse.Namespace) -> None:
         raise Refused(problems)
     if args.export:
         check_export_support()
-    run = load_run(args.run)
+    run = load_run(args.run, args.device)
     episodes = args.episodes or run.config.run.eval_episodes
     first_seed = run.config.eval_seed if args.seed is None else args.seed
     video_episodes = args.video_episodes or VIDEO_EPISODES
+    if args.video and args.episodes is None:  # the run's own number of episodes, known once it is loaded
+        evaluated = "the run's run.eval_episodes={}, evaluated without --episodes"
+        problems = recorded_problems(video_episodes, episodes, evaluated)
+        if problems:
+            raise Refused(problems)
     path = run.run_dir / f"eval_step{run.step}_seed{first_seed}_n{episodes}.json"
     video_seeds = range(first_seed, first_seed + video_episodes) if args.video else None
     problems = output_problems(run, path, video_seeds, args.export)

@@ -9,20 +9,25 @@ td3x-report docs/results/runs --out docs/results/report --plotly none \
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
+import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from td3x.analysis.equivalence import DEFAULT_FRACTION, BoundRule, load_rule
 from td3x.analysis.plots import PLOTLY_JS
 from td3x.analysis.registration import PreregistrationError
-from td3x.analysis.report import ReportError, Settings, build_report, write_report
+from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
 from td3x.analysis.wandb_export import log_report, mode_problems
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
+STAGING_PREFIX = ".td3x-report-partial-"  # the dir inside --out where the files are written before they move in
 PLOTLY_HELP = (
     "how the interactive HTML plots get plotly.js: 'directory' writes one plotly.min.js (4.8 MB) beside them, so "
     "they open offline; 'cdn' loads it from cdn.plot.ly when a page is opened (no copy: for a report committed to "
@@ -131,23 +136,110 @@ def unwritable(out: Path, shown_out: str) -> str | None:
     """Why no file can be written in ``out``, or None: found by creating it (as ``write_report`` will) and a file in
     it, before the analysis rather than after; what this creates is removed again, so a refusal, here or later,
     leaves nothing behind."""
-    created = [path for path in (out, *out.parents) if not path.exists()]  # deepest first
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
+        with made_dir(out, keep=False), tempfile.TemporaryFile(dir=out):
             pass
     except OSError as error:
         return f"{shown_out} cannot be written: {error.strerror or error}"
-    finally:
-        for path in created:
-            if path.is_dir():
-                path.rmdir()
     return None
+
+
+@contextlib.contextmanager
+def made_dir(out: Path, keep: bool) -> Iterator[None]:
+    """``out`` created with the dirs above it that are missing; those it created are removed again (when empty) on
+    leaving, or only on an exception with ``keep``."""
+    created = [path for path in (out, *out.parents) if not path.exists()]  # deepest first
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        yield
+    except BaseException:
+        _remove_empty(created)
+        raise
+    if not keep:
+        _remove_empty(created)
+
+
+def _remove_empty(dirs: list[Path]) -> None:
+    for path in dirs:
+        with contextlib.suppress(OSError):  # not empty (or never made): kept
+            path.rmdir()
+
+
+class WriteError(Exception):
+    """The report's files could not be written or moved into ``--out``: ``problems`` holds one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def write_into(report: Report, out: Path, plotly_js: str) -> Written:
+    """Write the report into ``out``, all or nothing: its files are written in a dir of their own inside ``out`` and
+    moved into place once every one is complete, so a write that fails (a full disk, a file too large) leaves ``out``
+    as it was, without a half-written file; a missing ``out`` it made is removed again.
+
+    Raises:
+        WriteError: a file that could not be written, or a path in ``out`` that takes no file (a folder where a file
+            goes, a file where a folder goes, a folder it cannot write); nothing was moved.
+    """
+    with made_dir(out, keep=True):
+        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+        try:
+            written = _staged(report, staging, out, plotly_js)
+            moves = [(path, out / path.relative_to(staging)) for path in sorted(staging.rglob("*")) if path.is_file()]
+            problems = [problem for _, target in moves for problem in _placement_problems(target, out)]
+            if problems:
+                raise WriteError(list(dict.fromkeys(problems)))  # a folder in the way of several files: named once
+            for path, target in moves:
+                _move(path, target, out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    written.files = [out / path.relative_to(staging) for path in written.files]
+    return written
+
+
+def _staged(report: Report, staging: Path, out: Path, plotly_js: str) -> Written:
+    """``write_report`` into ``staging``; an OSError names the file in ``out`` it was writing (or ``out`` itself when
+    the system's error names no file, as a full disk's does not)."""
+    try:
+        return write_report(report, staging, plotly_js)
+    except OSError as error:
+        where = out
+        if error.filename is not None and Path(error.filename).is_relative_to(staging):
+            where = out / Path(error.filename).relative_to(staging)
+        reason = error.strerror or str(error)
+        raise WriteError([f"{where} cannot be written: {reason} (no file of the report written)"]) from error
+
+
+def _placement_problems(target: Path, out: Path) -> list[str]:
+    """Why the report's file ``target`` cannot be moved into place, one line each (its dirs below ``out`` included)."""
+    if target.is_dir():
+        return [f"{target} is a folder, where td3x-report writes a file: move it away (no file of the report written)"]
+    folder = target.parent
+    while folder != out and not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        return [f"{folder} is a file, where td3x-report makes a folder: move it away (no file of the report written)"]
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return [f"{folder} is not writable here: td3x-report writes files in it (no file of the report written)"]
+    return []
+
+
+def _move(path: Path, target: Path, out: Path) -> None:
+    """Rename a complete file into place (on the same file system: nothing is copied)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+    except OSError as error:
+        raise WriteError(
+            [f"{target} cannot be written: {error.strerror or error}; the report in {out} is incomplete"]
+        ) from error
 
 
 def main(argv: list[str] | None = None) -> int:
     """Console script ``td3x-report``; returns the exit code (2 when no run dir is found, ``--out`` cannot be
-    written, ``--at-step`` is past every run, ``WANDB_MODE`` is no mode, or the pre-registration file cannot be read).
+    written, ``--at-step`` is past every run, ``WANDB_MODE`` is no mode, or the pre-registration file cannot be read;
+    1 when a file of the report or its Markdown on stdout cannot be written after the analysis).
 
     Args:
         argv: the arguments (``sys.argv[1:]`` when None).
@@ -169,8 +261,23 @@ def main(argv: list[str] | None = None) -> int:
     except (ReportError, FileNotFoundError, PreregistrationError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2
-    written = write_report(report, out, args.plotly)
-    print(written.markdown)
+    try:
+        written = write_into(report, out, args.plotly)
+    except WriteError as error:
+        for problem in error.problems:
+            print(f"report error: {problem}", file=sys.stderr)
+        return 1
+    try:
+        print(written.markdown, flush=True)
+    except OSError as error:  # stdout on a full disk, or a closed pipe: the files are complete, the Markdown is not
+        with contextlib.suppress(OSError, ValueError):  # the rest goes nowhere: the exit's own flush cannot fail
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        reason = error.strerror or str(error)
+        print(
+            f"report error: stdout cannot be written: {reason} (the Markdown is in {out / 'report.md'})",
+            file=sys.stderr,
+        )
+        return 1
     print(f"report written to {out}", file=sys.stderr)  # stdout holds the Markdown alone
     if args.wandb:
         wandb_dir = log_report(report.runs, written.frames, written.images, out)

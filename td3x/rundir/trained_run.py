@@ -8,6 +8,7 @@ the run's ``eval.csv``.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from td3x.host import numerics
 from td3x.rundir import checkpoint
 from td3x.rundir.layout import CHECKPOINT_FILE, CONFIG_FILE, SWEEP_FILE, seed_run_dirs
 
-EVAL_COMMAND = "td3x-eval"  # named in the advice to pick a run
+EVAL_COMMAND = "td3x-eval"  # named in the advice to pick a run, or the CPU for a run trained on a GPU
 RUNS_NAMED = 3  # run dirs named when given a folder above them
 
 
@@ -98,12 +99,25 @@ def checked_device(value: Device | str, named: str) -> Device:
         value: a ``Device`` or its name.
         named: how the message names the option (``device``).
     """
-    allowed = devices_here()
     text = value.value if isinstance(value, Device) else value
-    if text not in allowed:
-        absent = "" if Device.cuda.value in allowed else " (cuda: torch sees no CUDA device here)"
-        raise RunError(f"{named}={text!r} is not allowed: use {', '.join(allowed[:-1])} or {allowed[-1]}{absent}")
+    problem = device_problem(text, f"{named}={text!r}")
+    if problem is not None:
+        raise RunError(problem)
     return Device(text)
+
+
+def device_problem(text: str, shown: str) -> str | None:
+    """Why this machine cannot run the device named ``text``, in one line listing those it can, or None.
+
+    Args:
+        text: a ``Device`` name as given (``cuda``, or anything else).
+        shown: how the line names what was given (``device='cuda'``, ``--device cuda``).
+    """
+    allowed = devices_here()
+    if text in allowed:
+        return None
+    absent = "" if Device.cuda.value in allowed else " (cuda: torch sees no CUDA device here)"
+    return f"{shown} is not allowed: use {', '.join(allowed[:-1])} or {allowed[-1]}{absent}"
 
 
 def load_run(target: Path, device: Device | str | None = None) -> TrainedRun:
@@ -128,7 +142,8 @@ def load_run(target: Path, device: Device | str | None = None) -> TrainedRun:
     if chosen is None and config.run.device.value not in devices_here():  # trained on a GPU, loaded where none is
         raise RunError(
             f"{path} was trained with run.device={config.run.device.value!r} and torch sees no CUDA device here: "
-            f"evaluate it where one is, or load it with td3x.load({str(path.parent)!r}, device='cpu')"
+            f"evaluate it where one is, or on the CPU: {EVAL_COMMAND} {shlex.quote(str(target))} --device cpu "
+            f"(td3x.load({str(target)!r}, device='cpu') in Python)"
         )
     torch_device = (chosen or config.run.device).resolve()
     numerics.apply(config.run.numerics)  # as in training, before the agent's first torch operation

@@ -3,6 +3,7 @@ a sweep dir or a folder of runs refused naming the runs inside."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import logging
@@ -22,7 +23,7 @@ from helpers.scripts import exit_code
 from helpers.wandb_records import read_segments
 
 from td3x.algo.envs import make_env
-from td3x.commands.eval import main
+from td3x.commands.eval import MAX_EPISODES, episodes_count, main
 from td3x.commands.eval import main as eval_main
 from td3x.commands.sweep import main as sweep_main
 from td3x.config.schema import EnvConfig, TrainConfig
@@ -160,7 +161,9 @@ def test_exported_policy_runs_with_onnxruntime_alone(
         (["{tmp}/empty"], "no checkpoint at"),
         (["{tmp}/corrupt/checkpoint.pt"], "truncated or corrupt"),
         (["{tmp}/empty", "--episodes", "0"], "argument --episodes: must be an integer >= 1, got '0'"),
+        (["{tmp}/empty", "--episodes", "1001"], "argument --episodes: must be at most 1000, got '1001': the episodes"),
         (["{tmp}/empty", "--seed", "-1"], "argument --seed: must be an integer >= 0"),
+        (["{tmp}/empty", "--device", "gpu"], "argument --device: invalid choice: 'gpu' (choose from 'auto', 'cpu'"),
         (["{tmp}/empty", "--frames"], "--frames is not an option: the options are -h, --help, --version, --episodes"),
         (["{tmp}/empty", "--episdoes", "3"], "--episdoes is not an option; did you mean --episodes?"),
         ([], "the following arguments are required: run"),
@@ -176,6 +179,13 @@ def test_cli_errors_are_one_line_with_exit_code_2(
     assert code == 2
     assert err.startswith("td3x-eval: error: ") and message in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_episodes_are_bounded_by_the_memory_of_their_envs() -> None:
+    """The episodes run side by side, an env each: a thousand Hopper envs take about a GB; more is refused."""
+    assert episodes_count(str(MAX_EPISODES)) == MAX_EPISODES == 1000
+    with pytest.raises(argparse.ArgumentTypeError, match="about 1 MB per MuJoCo env"):
+        episodes_count(str(MAX_EPISODES + 1))
 
 
 def test_module_entrypoint_fails_in_one_line(tmp_path: Path) -> None:

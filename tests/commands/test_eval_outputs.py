@@ -111,6 +111,27 @@ def test_video_options_without_video_are_refused_not_ignored(run_dir: Path, caps
     assert list(run_dir.glob("eval_step*.json")) == []
 
 
+@pytest.mark.parametrize(
+    ("options", "episodes", "evaluated"),
+    [
+        (["--episodes", "1"], 1, "--episodes 1"),
+        ([], 2, "the run's run.eval_episodes=2, evaluated without --episodes"),  # known once the run is loaded
+    ],
+    ids=["given", "the_runs"],
+)
+def test_more_episodes_recorded_than_evaluated_are_refused_naming_both(
+    run_dir: Path, capsys: pytest.CaptureFixture[str], options: list[str], episodes: int, evaluated: str
+) -> None:
+    """A video is one of the evaluation's episodes (episode i from reset seed S + i): none past the last."""
+    code, out, err = evaluate([str(run_dir), *options, "--video", "--video-episodes", "3"], capsys)
+    assert (code, out) == (2, "")  # refused before any episode ran, or any video support was looked for
+    assert err == [
+        f"td3x-eval: error: --video-episodes 3 is more than {evaluated}: --video records the evaluation's own "
+        f"episodes; give --video-episodes at most {episodes}, or --episodes at least 3"
+    ]
+    assert list(run_dir.glob("eval_step*.json")) == [] and not (run_dir / "videos").exists()
+
+
 def test_an_export_that_fails_its_check_leaves_no_file_and_keeps_the_previous_one(
     run_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 import pytest
@@ -105,6 +107,72 @@ def test_a_refused_report_leaves_no_out_dir_behind(
     """--out is checked by creating it; a refusal after that check (here --at-step) removes what it created."""
     code, _ = report([str(runs), "--out", str(tmp_path / "new" / "report"), "--at-step", "301", *FAST], capsys)
     assert code == 2 and files_below(tmp_path) == []
+
+
+# ---------------------------------------------------------------------------------------------------- writing
+def report_process(
+    argv: list[str], stdout: int | IO[str] = subprocess.DEVNULL, max_file_bytes: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """td3x-report in a process of its own, its files capped at ``max_file_bytes`` (RLIMIT_FSIZE: a write past it
+    fails with EFBIG, as on a full disk, root included; Python ignores the SIGXFSZ that comes with it)."""
+
+    def cap() -> None:
+        if max_file_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    command = [sys.executable, "-m", "td3x.commands.report", *argv, *FAST]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=300, preexec_fn=cap)
+
+
+@pytest.mark.slow
+def test_a_file_that_cannot_be_written_leaves_out_as_it_was(runs: Path, tmp_path: Path) -> None:
+    """The CSV and LaTeX tables (under 10 kB each) are written, then the first PNG plot (tens of kB) fails: nothing
+    of the report is left, a missing --out is removed again, and a previous report's file is kept as it was."""
+    new, previous = tmp_path / "new" / "report", tmp_path / "previous"
+    previous.mkdir()
+    (previous / "table2.csv").write_text("a previous report's table\n")
+    for out in (new, previous):
+        result = report_process([str(runs), "--out", str(out)], max_file_bytes=10_000)
+        assert (result.returncode, result.stderr) == (
+            1,
+            f"report error: {out} cannot be written: File too large (no file of the report written)\n",
+        )
+    assert files_below(tmp_path) == [previous, previous / "table2.csv"]
+    assert (previous / "table2.csv").read_text() == "a previous report's table\n"
+
+
+@pytest.mark.slow
+def test_paths_in_out_that_take_no_report_file_are_named_and_nothing_is_moved_in(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    (out / "report.md").mkdir(parents=True)  # a folder where a file goes
+    (out / "plots").write_text("a file where the plots' folder goes")
+    before = files_below(tmp_path)
+    assert report([str(runs), "--out", str(out), *FAST], capsys) == (
+        1,
+        [
+            f"report error: {out / 'plots'} is a file, where td3x-report makes a folder: move it away (no file of "
+            "the report written)",
+            f"report error: {out / 'report.md'} is a folder, where td3x-report writes a file: move it away (no file "
+            "of the report written)",
+        ],
+    )
+    assert files_below(tmp_path) == before
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_stdout_on_a_full_disk_is_one_line_and_the_complete_files_stay(runs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    with open("/dev/full", "w") as full:  # every write: ENOSPC
+        result = report_process([str(runs), "--out", str(out)], stdout=full)
+    assert (result.returncode, result.stderr) == (
+        1,
+        f"report error: stdout cannot be written: No space left on device (the Markdown is in {out / 'report.md'})\n",
+    )
+    assert (out / "report.md").is_file() and (out / "plots").is_dir()
+    assert not list(out.glob(".td3x-report-partial-*"))
 
 
 # ---------------------------------------------------------------------------------------------------- --at-step

@@ -3,6 +3,7 @@ run, is refused in one line naming the devices it has, before torch fails on it.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -38,23 +39,48 @@ def test_a_device_this_machine_lacks_is_refused_naming_those_it_has(k_seed_run: 
     assert str(refused.value) == f"device={named!r} is not allowed: use {HERE}"
 
 
-@pytest.mark.skipif(CUDA, reason="torch sees a CUDA device here: a run trained on one loads on it")
-def test_a_run_trained_on_cuda_is_refused_where_torch_sees_none_and_loads_on_the_cpu(
-    k_seed_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    run_dir = Path(shutil.copytree(k_seed_run / "seed_1", tmp_path / "gpu_run"))
+def trained_on_cuda(k_seed_run: Path, run_dir: Path) -> Path:
+    """A copy of a seed's run dir whose checkpoint says run.device=cuda, as a run trained on a GPU machine records
+    it (the networks themselves were trained on the CPU: the CPU re-scores its eval.csv)."""
+    shutil.copytree(k_seed_run / "seed_1", run_dir)
     parts = checkpoint.load(run_dir / CHECKPOINT_FILE)
     parts.pop("format_version")  # save adds it
-    parts["config"]["run"]["device"] = "cuda"  # as a run trained on a GPU machine records it
+    parts["config"]["run"]["device"] = "cuda"
     checkpoint.save(run_dir / CHECKPOINT_FILE, parts)
+    return run_dir
+
+
+@pytest.mark.skipif(CUDA, reason="torch sees a CUDA device here: a run trained on one loads on it")
+def test_a_run_trained_on_cuda_is_refused_where_torch_sees_none_and_evaluates_on_the_cpu(
+    k_seed_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = trained_on_cuda(k_seed_run, tmp_path / "gpu run")  # a space: the advice quotes the path
     assert exit_code(main, [str(run_dir)]) == 2
     out, err = capsys.readouterr()
     assert (out, err) == (
         "",
         f"td3x-eval: error: {run_dir / CHECKPOINT_FILE} was trained with run.device='cuda' and torch sees no CUDA "
-        f"device here: evaluate it where one is, or load it with td3x.load('{run_dir}', device='cpu')\n",
+        f"device here: evaluate it where one is, or on the CPU: td3x-eval '{run_dir}' --device cpu "
+        f"(td3x.load({str(run_dir)!r}, device='cpu') in Python)\n",
     )
     assert load_run(run_dir, "cpu").agent.device == torch.device("cpu")
+    assert exit_code(main, [str(run_dir), "--device", "cpu"]) == 0  # the advice, followed
+    record = json.loads((run_dir / "eval_step600_seed1001000_n2.json").read_text())  # seed 1's eval seed
+    last = (run_dir / "eval.csv").read_text().splitlines()
+    row = dict(zip(last[0].split(","), last[-1].split(","), strict=True))
+    assert record["device"] == "cpu"
+    assert record["returns"] == pytest.approx([float(row["return_0"]), float(row["return_1"])], rel=1e-6)
+
+
+@pytest.mark.skipif(CUDA, reason="torch sees a CUDA device here")
+def test_eval_device_cuda_is_refused_in_one_line_where_torch_sees_none(
+    k_seed_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = trained_on_cuda(k_seed_run, tmp_path / "gpu_run")
+    for given in (k_seed_run / "seed_1", run_dir):  # whatever the run's own run.device
+        assert exit_code(main, [str(given), "--device", "cuda"]) == 2
+        assert capsys.readouterr() == ("", f"td3x-eval: error: --device cuda is not allowed: use {HERE}\n")
+    assert list(run_dir.glob("eval_step*.json")) == []
 
 
 @pytest.mark.skipif(not CUDA, reason="torch sees no CUDA device here")
