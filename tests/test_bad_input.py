@@ -381,26 +381,36 @@ class TestCorruptRunFiles:
         assert td3x.load(run).step == 300
 
     def test_td3x_sweep_status(self, trained_run: Path, tmp_path: Path) -> None:
+        """A broken run file is the run's problem: status lists the run as failed, unreadable, naming the file, and
+        goes on (exit 1, as for any failed run); a broken multirun.yaml is the sweep's: refused, exit 2."""
         cases = {
-            "config.yaml": self.BAD_YAML,
-            "summary.json": ('{"status": ', "is not valid JSON: Expecting value at line 1, column 12"),
+            "config.yaml": self.BAD_YAML[1],
+            "summary.json": "is not valid JSON: Expecting value at line 1, column 12",
             "eval.csv": None,  # a complete run's eval.csv must reach run.total_steps: one that does not, failed
         }
-        for name, case in cases.items():
+        texts = {
+            "config.yaml": self.BAD_YAML[0],
+            "summary.json": '{"status": ',
+            "eval.csv": "step,return_mean\n0,abc\n",
+        }
+        for name, problem in cases.items():
             run = copy_of(trained_run, tmp_path / name)
-            (run / name).write_text(case[0] if case else "step,return_mean\n0,abc\n")
+            (run / name).write_text(texts[name])
             before = snapshot(run)
             result = cli("td3x-sweep", "status", run, cwd=tmp_path)
-            if case is None:
-                assert result.returncode == 1 and result.stderr == "" and "1 failed" in result.stdout
+            assert result.returncode == 1 and result.stderr == "" and "1 failed" in result.stdout
+            if problem is None:
                 assert "eval.csv ends at step 0, not at run.total_steps=300" in result.stdout
             else:
-                assert_refused(result, 2, f"td3x-sweep: {run}/{name} {case[1]}")
+                assert f"failed   {run}: unreadable: {run}/{name} {problem}" in result.stdout.splitlines()
             assert snapshot(run) == before
         run = copy_of(trained_run, tmp_path / "no_status")
         (run / "summary.json").write_text('{"steps": 300}')
-        line = f"td3x-sweep: {run}/summary.json is not a td3x summary: it lacks a status or a steps count"
-        assert_refused(cli("td3x-sweep", "status", run, cwd=tmp_path), 2, line)
+        result = cli("td3x-sweep", "status", run, cwd=tmp_path)
+        line = (
+            f"failed   {run}: unreadable: {run}/summary.json is not a td3x summary: it lacks a status or a steps count"
+        )
+        assert result.returncode == 1 and line in result.stdout.splitlines()
         sweep = tmp_path / "sweep"
         sweep.mkdir()
         (sweep / "multirun.yaml").write_text("hydra: {}\n")

@@ -32,7 +32,7 @@ from td3x.rundir.layout import (
     read_jsonl,
     walk_runs,
 )
-from td3x.rundir.state import incomplete_reason
+from td3x.rundir.state import check_stored_config, incomplete_reason, read_summary, unreadable_reason
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +183,8 @@ def shown_path(path: Path) -> Path:
 
 def load_run(path: Path, config: dict[str, Any]) -> Run:
     """Read a run dir's files (eval.csv, summary.json, provenance.json, metrics.jsonl's actor gradient) and decide
-    whether it is complete; a file it cannot read leaves the run out, named.
+    whether it is complete; a file it cannot read, or a config.yaml this td3x refuses as td3x-resume does
+    (:func:`td3x.rundir.state.check_stored_config`: a key it lacks, a value out of range), leaves the run out, named.
 
     Args:
         path: the run dir.
@@ -191,13 +192,14 @@ def load_run(path: Path, config: dict[str, Any]) -> Run:
     """
     try:
         evals = read_evals(path / EVAL_FILE)
-        summary = _read_json(path / SUMMARY_FILE)
+        summary = read_summary(path)
         provenance = _read_json(path / PROVENANCE_FILE)
         actor_grad_norm = _last_logged(path / METRICS_FILE, "actor_grad_norm")
         config_int(config, "run.total_steps", path / CONFIG_FILE)
+        check_stored_config(path / CONFIG_FILE, config)
     except RunFileError as error:  # a half-written or corrupt file: name it and leave the run out, never crash
         log.warning("%s; the run is left out of the averages", error)
-        return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, f"unreadable: {error}")
+        return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, unreadable_reason(error))
     problem = run_problem(config, evals, summary, path)
     return Run(path, config, evals, summary, problem, provenance, actor_grad_norm)
 

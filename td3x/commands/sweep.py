@@ -64,7 +64,8 @@ def _print_status(states: list[RunState]) -> int:
     for state in states:
         counts[state.state] = counts.get(state.state, 0) + 1
         if state.state in (FAILED, STALE):
-            print(f"{state.state:8s} {state.run_dir}  at step {state.steps}: {state.reason}")
+            at_step = f"  at step {state.steps}" if state.readable else ""  # an unreadable run's steps are unknown
+            print(f"{state.state:8s} {state.run_dir}{at_step}: {state.reason}")
     done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
     rates = [s.steps_per_compute_second for s in states if s.steps_per_compute_second]
     print(", ".join(f"{counts.get(name, 0)} {name}" for name in STATES))

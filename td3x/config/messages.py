@@ -11,7 +11,8 @@ from typing import Any
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from td3x.config.schema import ConfigError, TrainConfig, expected_type
+from td3x.config.schema import ConfigError, TrainConfig
+from td3x.config.value_types import expected_type
 
 
 def schema_keys(schema: type = TrainConfig, prefix: str = "") -> list[str]:

@@ -1,7 +1,8 @@
 """A run's ``eval.csv`` read and checked once for every reader: the report's runs (td3x.analysis.runs) and the
 tuner's scores (td3x.tuning.scores). A file that cannot be a run's evaluations is refused with one line naming it:
-not CSV, without the ``step`` or ``return_mean`` column, a value there that is no number, or steps that do not
-increase (a repeated row would count one evaluation twice in every statistic)."""
+not CSV, without the ``step`` or ``return_mean`` column, a value there that is no number, empty or not finite
+(``nan``, ``inf``: it would poison every mean), or steps that do not increase (a repeated row would count one
+evaluation twice in every statistic)."""
 
 from __future__ import annotations
 
@@ -15,22 +16,22 @@ from td3x.rundir.layout import RunFileError
 
 def read_evals(path: Path) -> pd.DataFrame:
     """eval.csv's rows (none when it is missing or empty); RunFileError naming the file when it is unreadable,
-    lacks the step or return_mean column, or holds a value that is not a number there."""
+    lacks the step or return_mean column, or holds a value there that is not a finite number."""
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame({"step": [], "return_mean": []})
-    try:
-        evals = pd.read_csv(path)
+    checked = ("step", "return_mean")
+    try:  # the checked columns as their text, so that a problem is shown as written ("nan", not an empty cell)
+        evals = pd.read_csv(path, converters=dict.fromkeys(checked, str))
     except (OSError, UnicodeDecodeError, ValueError) as error:  # pandas' ParserError is a ValueError
         raise RunFileError(f"{path} is not a readable CSV file: {' '.join(str(error).split())}") from error
-    missing = [name for name in ("step", "return_mean") if name not in evals.columns]
+    missing = [name for name in checked if name not in evals.columns]
     if missing:
         raise RunFileError(f"{path} lacks the {' and '.join(missing)} column{'s' * (len(missing) > 1)}")
-    for name in ("step", "return_mean"):
+    for name in checked:  # step first: a return_mean problem is then named by its step
         numbers = pd.to_numeric(evals[name], errors="coerce")
-        bad = evals[name][numbers.isna() & evals[name].notna()]
-        if len(bad) or evals[name].isna().any():
-            shown = bad.iloc[0] if len(bad) else "an empty cell"
-            raise RunFileError(f"{path} has {shown!r} in its {name} column, not a number")
+        wrong = np.flatnonzero(~np.isfinite(numbers.to_numpy(dtype=np.float64)))
+        if len(wrong):
+            raise RunFileError(_cell_problem(path, evals, name, int(wrong[0]), numbers))
         evals[name] = numbers
     steps = evals["step"].to_numpy()
     repeated = np.flatnonzero(np.diff(steps) <= 0)
@@ -41,3 +42,16 @@ def read_evals(path: Path) -> pd.DataFrame:
             "its steps must increase"
         )
     return evals
+
+
+def _cell_problem(path: Path, evals: pd.DataFrame, name: str, row: int, numbers: pd.Series) -> str:
+    """One line naming the file, the column, the line (and the step, for return_mean) and the value of a cell of
+    ``name`` that is no finite number (``numbers``: the column read as numbers): text that is no number, an empty
+    cell, or nan, inf, -inf."""
+    text = str(evals[name].iloc[row]).strip()
+    line = f"line {row + 2}" + ("" if name == "step" else f", step {evals['step'].iloc[row]:g}")
+    if not text:
+        return f"{path} has an empty cell in its {name} column ({line}), not a number"
+    if pd.isna(numbers.iloc[row]) and text.lower().lstrip("+-") != "nan":
+        return f"{path} has {text!r} in its {name} column, not a number"
+    return f"{path} has {text!r} in its {name} column ({line}), not a finite number"

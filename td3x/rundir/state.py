@@ -12,6 +12,11 @@ complete, still training, stopped or dead?" that ``td3x-sweep status``, ``td3x-r
   short;
 - not started: no ``summary.json`` and no process training.
 
+A listing (``td3x-sweep status``, like ``td3x-report``) names a run it cannot read and goes on
+(:func:`listed_run_state`): one whose ``summary.json`` or ``eval.csv`` is not td3x's, or whose ``config.yaml``
+this td3x refuses as ``td3x-resume`` does, is failed, ``unreadable: `` and the file's problem. Acting on a run
+(resuming it) needs :func:`run_state`, which raises instead.
+
 The lock is the sign of life, not the age of ``summary.json``: a run updates its summary only at its evaluations,
 and a dead process releases the lock at once. Resuming reads the process's checkpoint instead
 (:func:`checkpoint_complete`): a complete checkpoint is written just before the summary that says so, and a relaunch
@@ -25,7 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from td3x.rundir.layout import EVAL_FILE, SUMMARY_FILE, RunFileError, process_dir, read_json_mapping
+from td3x.config.hydra import from_saved
+from td3x.config.schema import ConfigError
+from td3x.rundir.layout import (
+    CONFIG_FILE,
+    EVAL_FILE,
+    SUMMARY_FILE,
+    RunFileError,
+    process_dir,
+    read_json_mapping,
+    read_yaml_mapping,
+)
 from td3x.rundir.lock import is_locked
 
 COMPLETE, RUNNING, STOPPED, STALE, FAILED, NOT_STARTED = (
@@ -52,6 +67,7 @@ class RunState:
     total_steps: int
     steps_per_compute_second: float | None
     reason: str | None
+    readable: bool = True  # False: a file of the run cannot be read (:func:`listed_run_state`); its steps are unknown
 
 
 def incomplete_reason(summary: Mapping[str, Any] | None, last_eval_step: int | None, total_steps: int) -> str | None:
@@ -127,18 +143,28 @@ def last_eval_step(path: Path) -> int | None:
         raise RunFileError(f"{path} has {first!r} in its step column, not a number") from None
 
 
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    """``run_dir``'s ``summary.json``; None when it has none.
+
+    Raises:
+        RunFileError: unreadable, not JSON, or not td3x's (no status or no steps count).
+    """
+    path = run_dir / SUMMARY_FILE
+    if not path.exists():
+        return None
+    summary = read_json_mapping(path)
+    if not isinstance(summary.get("status"), str) or not isinstance(summary.get("steps"), int):
+        raise RunFileError(f"{path} is not a td3x summary: it lacks a status or a steps count")
+    return summary
+
+
 def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
     """The state of the run in ``run_dir`` (a seed's dir when ``num_seeds`` > 1: its process's dir holds the lock).
 
     Raises:
         RunFileError: its ``summary.json`` or ``eval.csv`` is unreadable or not td3x's.
     """
-    summary_path = run_dir / SUMMARY_FILE
-    summary = read_json_mapping(summary_path) if summary_path.exists() else None
-    if summary is not None and (
-        not isinstance(summary.get("status"), str) or not isinstance(summary.get("steps"), int)
-    ):
-        raise RunFileError(f"{summary_path} is not a td3x summary: it lacks a status or a steps count")
+    summary = read_summary(run_dir)
     last = last_eval_step(run_dir / EVAL_FILE) if summary is not None and summary["status"] == COMPLETE else None
     state, reason = state_of(summary, last, total_steps, lambda: is_locked(process_dir(run_dir, num_seeds)))
     steps = summary["steps"] if summary is not None else 0
@@ -146,3 +172,45 @@ def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
     # K seeds share their process's wall time (each summary records it whole): each uses a K-th of it
     rate = num_seeds * steps / wall if isinstance(wall, (int, float)) and wall > 0 else None
     return RunState(run_dir, state, steps, total_steps, rate, reason)
+
+
+def unreadable_reason(error: RunFileError) -> str:
+    """Why a listing leaves out a run whose files it cannot read (``td3x-report`` and ``td3x-sweep status`` alike)."""
+    return f"unreadable: {error}"
+
+
+def check_stored_config(path: Path, config: dict[str, Any]) -> None:
+    """Refuse a run's stored ``config.yaml`` (read from ``path``) that this td3x refuses to resume: keys it lacks, a
+    value of the wrong type or out of range, checked by :func:`td3x.config.hydra.from_saved` as ``td3x-resume``
+    checks it.
+
+    Raises:
+        RunFileError: one line naming ``path`` and each problem.
+    """
+    try:
+        from_saved(config)
+    except ConfigError as error:
+        raise RunFileError(f"{path}: {'; '.join(error.problems)}") from error
+
+
+def listed_run_state(
+    run_dir: Path, total_steps: int, num_seeds: int = 1, config: dict[str, Any] | None = None
+) -> RunState:
+    """:func:`run_state` for a listing, which names a broken run and goes on: a run whose ``summary.json`` or
+    ``eval.csv`` cannot be read, or whose ``config.yaml`` (``config`` when the caller read it, else read here when
+    the run dir holds one) cannot be read or is refused by :func:`check_stored_config`, is failed with
+    :func:`unreadable_reason` and no steps done."""
+    config_path = run_dir / CONFIG_FILE
+    try:
+        if config is None and config_path.is_file():
+            config = read_yaml_mapping(config_path)
+        if config is not None:
+            check_stored_config(config_path, config)
+        return run_state(run_dir, total_steps, num_seeds)
+    except RunFileError as error:
+        return unreadable_state(run_dir, total_steps, error)
+
+
+def unreadable_state(run_dir: Path, total_steps: int, error: RunFileError) -> RunState:
+    """The state a listing gives a run it cannot read: failed, :func:`unreadable_reason`, no steps done."""
+    return RunState(run_dir, FAILED, 0, total_steps, None, unreadable_reason(error), readable=False)

@@ -49,7 +49,16 @@ from td3x.rundir.layout import (
     seed_run_dirs,
     walk_runs,
 )
-from td3x.rundir.state import COMPLETE, FAILED, NOT_STARTED, STOPPED, RunState, run_state
+from td3x.rundir.state import (
+    COMPLETE,
+    FAILED,
+    NOT_STARTED,
+    STOPPED,
+    RunState,
+    listed_run_state,
+    run_state,
+    unreadable_state,
+)
 from td3x.sweeps.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sweep_dir_override
 from td3x.training.run import check_runtime
 
@@ -300,7 +309,8 @@ def launch_jobs(sweep_dir: Path, launch: Launch) -> list[Job]:
 
 
 def sweep_states(sweep_dir: Path) -> list[RunState]:
-    """The state of every run of every launch into ``sweep_dir``, each run once (launches may share jobs)."""
+    """The state of every run of every launch into ``sweep_dir``, each run once (launches may share jobs); a run
+    whose files cannot be read is failed, named (:func:`td3x.rundir.state.listed_run_state`)."""
     seen: set[Path] = set()
     states: list[RunState] = []
     for launch in read_launches(sweep_dir):
@@ -308,7 +318,7 @@ def sweep_states(sweep_dir: Path) -> list[RunState]:
             for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
                 if seed_dir not in seen:
                     seen.add(seed_dir)
-                    states.append(run_state(seed_dir, job.total_steps, job.num_seeds))
+                    states.append(listed_run_state(seed_dir, job.total_steps, job.num_seeds))
     return states
 
 
@@ -355,7 +365,8 @@ def runs_below(path: Path) -> list[Path]:
 
 def path_states(path: Path) -> list[RunState]:
     """The state of every run of a sweep dir (every launch into it), of a run dir, of each seed of a K-seeds
-    process dir, or of every run below a folder of runs.
+    process dir, or of every run below a folder of runs. A run whose files cannot be read is failed, named, and
+    the others follow (:func:`td3x.rundir.state.listed_run_state`).
 
     Raises:
         FileNotFoundError: ``path`` is none of these.
@@ -371,9 +382,13 @@ def path_states(path: Path) -> list[RunState]:
 
 
 def _config_state(config_path: Path) -> RunState:
-    """The state of the run whose ``config.yaml`` is ``config_path``, against its own ``run.total_steps``."""
-    config = read_yaml_mapping(config_path)
+    """The state of the run whose ``config.yaml`` is ``config_path``, against its own ``run.total_steps`` (0 when
+    the file cannot tell it: the run is then unreadable)."""
+    try:
+        config = read_yaml_mapping(config_path)
+        total_steps = config_int(config, "run.total_steps", config_path)
+    except RunFileError as error:
+        return unreadable_state(config_path.parent, 0, error)
     run = config.get("run")
     num_seeds = run.get("num_seeds", 1) if isinstance(run, dict) else 1
-    total_steps = config_int(config, "run.total_steps", config_path)
-    return run_state(config_path.parent, total_steps, num_seeds if isinstance(num_seeds, int) else 1)
+    return listed_run_state(config_path.parent, total_steps, num_seeds if isinstance(num_seeds, int) else 1, config)

@@ -1,11 +1,18 @@
-"""What a run's provenance.json says, read once for every table (compute, registered tests, the seed study)."""
+"""What a run's provenance.json says, read once for every table (compute, registered tests, the seed study); which
+runs the report reads as unreadable: a config.yaml td3x-resume refuses, a summary.json that is not td3x's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers.report_runs import curve, write_run
 
 from td3x.analysis.compute import MIXED, capability_text, cpu_text
-from td3x.analysis.runs import NOT_RECORDED, Run, distinct
+from td3x.analysis.runs import NOT_RECORDED, Run, distinct, find_runs
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -46,3 +53,38 @@ def test_a_resumed_run_names_each_sitting_s_commit_and_kernels_in_turn(tmp_path:
     assert capability_text((again, again)) == "AVX2"
     unknown = run(tmp_path, {"git_commit": "b" * 40, "earlier_sittings": [{"cpu_capability": "AVX2"}]})
     assert unknown.commit is None and unknown.kernels is None  # a sitting that recorded none: not recorded
+
+
+FIT = "the stored config does not fit this td3x: Key 'bogus' not in"
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda config: config["agent"].update(bogus=1), f"{FIT} 'AgentConfig' full_key: agent.bogus "),
+        (lambda config: config.update(bogus=1), f"{FIT} 'TrainConfig' full_key: bogus "),
+        (lambda config: config["agent"].update(tau=5.0), "agent.tau=5.0 is not allowed: must be in (0, 1]"),
+    ],
+)
+def test_a_run_whose_config_td3x_resume_refuses_is_left_out_named(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], problem: str
+) -> None:
+    """A key td3x lacks (in a group, at the top) or a value it refuses in config.yaml: the run is unreadable, named by
+    its file and the key as td3x-resume names them (before: averaged into a cell of its own); the good run is not."""
+    good = write_run(tmp_path / "good", "Hopper-v5", "TD3", 0, curve(100, 0))
+    bad = write_run(tmp_path / "bad", "Hopper-v5", "TD3", 1, curve(100, 1))
+    config = yaml.safe_load((bad / "config.yaml").read_text())
+    change(config)
+    (bad / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    problems = {run.path: run.problem for run in find_runs([tmp_path])}
+    assert problems[good] is None
+    assert str(problems[bad]).startswith(f"unreadable: {bad}/config.yaml: {problem}"), problems[bad]
+
+
+def test_a_summary_without_status_or_steps_is_unreadable_as_td3x_sweep_status_says(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "run", "Hopper-v5", "TD3", 0, curve(100, 0))
+    (run_dir / "summary.json").write_text('{"steps": 1100}')  # before: "unfinished (status None)"
+    (found,) = find_runs([tmp_path])
+    assert (
+        found.problem == f"unreadable: {run_dir}/summary.json is not a td3x summary: it lacks a status or a steps count"
+    )

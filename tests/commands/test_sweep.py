@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.report_runs import curve, write_run
 from helpers.run_files import assert_same_run, signal_at, without_timing
 from helpers.scripts import exit_code
 from helpers.sweeps import (
@@ -393,6 +394,70 @@ def test_status_and_the_report_count_the_same_runs_complete(
     reported = {run.path.name: run.problem for run in find_runs([tmp_path])}
     assert [name for name, problem in reported.items() if problem is None] == ["complete"]
     assert reported["short"] == "eval.csv ends at step 600, not at run.total_steps=700"
+
+
+def _add_bogus_key(run_dir: Path, node: str | None) -> None:
+    """A key td3x lacks in the run's config.yaml: in ``node`` (``agent``), or at the top with None."""
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    (config[node] if node else config)["bogus"] = 1
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def test_status_lists_a_run_it_cannot_read_as_failed_and_goes_on_as_the_report_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A summary.json that is not JSON or not td3x's, a config.yaml with a key td3x lacks (in agent, at the top, as
+    td3x-resume refuses them): each failed, unreadable, named by its file, and the listing goes on (before: the first
+    broken summary stopped it, exit 2, and a key td3x lacks went unseen); exit 1 as for any failed run; the report
+    leaves out the same runs with the same reasons. A run dir given alone is listed so too, a config.yaml that is no
+    YAML as well."""
+    names = ("good", "json", "no_status", "agent_key", "top_key")
+    runs = {name: write_run(tmp_path / "runs" / name, "Pendulum-v1", "TD3", 0, curve(100, 0)) for name in names}
+    (runs["json"] / "summary.json").write_text('{"status": ')
+    (runs["no_status"] / "summary.json").write_text('{"steps": 1100}')
+    _add_bogus_key(runs["agent_key"], "agent")
+    _add_bogus_key(runs["top_key"], None)
+    code, out, err = sweep_cli(capsys, "status", str(tmp_path / "runs"))
+    assert code == 1 and err == "" and "1 complete, 0 running, 0 stopped, 0 stale, 4 failed, 0 not started" in out
+    assert "steps: 1100/5500 (20.0%)" in out  # an unreadable run's steps are unknown: none counted done
+    reasons = {run.path.name: run.problem for run in find_runs([tmp_path / "runs"]) if run.problem}
+    fit = "the stored config does not fit this td3x: Key 'bogus' not in"
+    expected = {
+        "json": f"{runs['json']}/summary.json is not valid JSON: Expecting value at line 1, column 12",
+        "no_status": f"{runs['no_status']}/summary.json is not a td3x summary: it lacks a status or a steps count",
+        "agent_key": f"{runs['agent_key']}/config.yaml: {fit} 'AgentConfig' full_key: agent.bogus ",
+        "top_key": f"{runs['top_key']}/config.yaml: {fit} 'TrainConfig' full_key: bogus ",
+    }
+    assert reasons.keys() == expected.keys()
+    for name, reason in reasons.items():
+        assert reason is not None and reason.startswith(f"unreadable: {expected[name]}"), reason
+        assert f"failed   {runs[name]}: {reason}" in out.splitlines(), out
+    (runs["json"] / "config.yaml").write_text("run: [unclosed\n  : :")
+    for name, problem in (("top_key", reasons["top_key"]), ("json", f"unreadable: {runs['json']}/config.yaml is not")):
+        code, out, err = sweep_cli(capsys, "status", str(runs[name]))
+        assert code == 1 and err == "" and "0 complete, 0 running, 0 stopped, 0 stale, 1 failed" in out
+        assert out.startswith(f"failed   {runs[name]}: {problem}"), out
+
+
+def test_status_of_a_sweep_dir_lists_a_run_it_cannot_read_and_counts_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A launch recorded as td3x-train records it, its two jobs' run dirs as they write them, one summary.json
+    broken: that run is failed, unreadable, the other complete (before: exit 2 on the broken one, nothing counted)."""
+    sweep_dir = tmp_path / "sweep"
+    task = ["env=pendulum", "run.total_steps=1100", "run.eval_every=100", "seed=0,1"]
+    (sweep_dir / "launches").mkdir(parents=True)
+    record = {"task": task, "hydra": [], "cwd": str(tmp_path)}
+    (sweep_dir / "launches" / "launch.yaml").write_text(yaml.safe_dump(record, sort_keys=False))
+    jobs = list_jobs([*task, sweep_dir_override(sweep_dir)])
+    for job in jobs:
+        write_run(job.run_dir, "Pendulum-v1", "TD3", job.seed, curve(100, job.seed), total_steps=job.total_steps)
+    broken = jobs[1].run_dir
+    (broken / "summary.json").write_text('{"status": ')
+    code, out, err = sweep_cli(capsys, "status", str(sweep_dir))
+    assert code == 1 and err == "" and "1 complete, 0 running, 0 stopped, 0 stale, 1 failed, 0 not started" in out
+    problem = f"{broken}/summary.json is not valid JSON: Expecting value at line 1, column 12"
+    assert f"failed   {broken}: unreadable: {problem}" in out.splitlines(), out
 
 
 def test_a_run_killed_between_its_final_checkpoint_and_its_summary_is_complete_once_relaunched(

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from helpers.report_runs import curve, write_run
 
 from td3x.rundir.layout import RunFileError
 from td3x.rundir.lock import ResumeError, exclusive, is_locked
@@ -23,6 +25,7 @@ from td3x.rundir.state import (
     STOPPED,
     checkpoint_complete,
     last_eval_step,
+    listed_run_state,
     run_state,
     state_of,
 )
@@ -108,6 +111,44 @@ def test_a_summary_without_status_or_steps_is_refused(tmp_path: Path) -> None:
     (tmp_path / "summary.json").write_text(json.dumps({"status": "running"}))
     with pytest.raises(RunFileError, match="is not a td3x summary: it lacks a status or a steps count"):
         run_state(tmp_path, 1000)
+
+
+def _with_bogus_agent_key(text: str) -> str:
+    config = yaml.safe_load(text)
+    config["agent"]["bogus"] = 1
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def test_a_listing_names_a_run_it_cannot_read_as_failed_while_run_state_still_raises(tmp_path: Path) -> None:
+    """A summary.json that is not JSON or not td3x's, an eval.csv whose step is no number, a config.yaml that is no
+    YAML or holds a key td3x lacks: failed and unreadable to a listing, at no step; run_state, which resuming acts on,
+    raises on the run files as before (it never reads config.yaml)."""
+    good = write_run(tmp_path / "good", "Hopper-v5", "TD3", 0, curve(100, 0))
+    total = int(yaml.safe_load((good / "config.yaml").read_text())["run"]["total_steps"])
+    assert listed_run_state(good, total) == run_state(good, total)
+    assert listed_run_state(good, total).state == COMPLETE
+    broken = {  # name: (file, its new text from the old, the problem named after the file)
+        "json": ("summary.json", lambda _: '{"status": ', " is not valid JSON: Expecting value at line 1, column 12"),
+        "no_steps": ("summary.json", lambda _: '{"status": "complete"}', " is not a td3x summary: it lacks a status"),
+        "step": ("eval.csv", lambda _: "step,return_mean\n0,1.0\nx,2.0\n", " has 'x' in its step column, not a number"),
+        "yaml": ("config.yaml", lambda _: "run: [unclosed\n  : :", " is not valid YAML: expected ',' or ']', but got"),
+        "agent_key": (
+            "config.yaml",
+            _with_bogus_agent_key,
+            ": the stored config does not fit this td3x: Key 'bogus' not in 'AgentConfig' full_key: agent.bogus ",
+        ),
+    }
+    for name, (file, rewrite, problem) in broken.items():
+        run_dir = write_run(tmp_path / name, "Hopper-v5", "TD3", 0, curve(100, 0))
+        (run_dir / file).write_text(rewrite((run_dir / file).read_text()))
+        listed = listed_run_state(run_dir, total)
+        assert (listed.state, listed.steps, listed.readable) == (FAILED, 0, False), name
+        assert listed.reason is not None and listed.reason.startswith(f"unreadable: {run_dir}/{file}{problem}"), name
+        if file != "config.yaml":
+            with pytest.raises(RunFileError, match=problem.strip().split(":")[0]):
+                run_state(run_dir, total)
+        else:
+            assert run_state(run_dir, total).state == COMPLETE
 
 
 HOLD = (
