@@ -6,7 +6,8 @@ RUN is a run dir (its ``checkpoint.pt`` is used) or a checkpoint file. The agent
 config stored in the checkpoint, and the evaluation follows the training protocol: with the defaults
 (the run's ``run.eval_episodes`` and eval seed, its ``run.num_threads``, same machine) the final
 checkpoint scores exactly the last row of the run's ``eval.csv``. Results go to
-``eval_step<step>_seed<seed>_n<episodes>.json`` beside the checkpoint; training files are never touched.
+``eval_step<step>_seed<seed>_n<episodes>.json`` beside the checkpoint (``..._cpu.json`` on another device than the
+run's own); training files are never touched.
 """
 
 from __future__ import annotations
@@ -278,7 +279,11 @@ def run_command(args: argparse.Namespace) -> None:
         problems = recorded_problems(video_episodes, episodes, evaluated)
         if problems:
             raise Refused(problems)
-    path = run.run_dir / f"eval_step{run.step}_seed{first_seed}_n{episodes}.json"
+    # on another device than the run's own the returns may differ in their last bits: a file of its own, never over
+    # the run's own device's
+    elsewhere = run.agent.device != run.config.run.device.resolve()
+    device = f"_{run.agent.device.type}" if elsewhere else ""
+    path = run.run_dir / f"eval_step{run.step}_seed{first_seed}_n{episodes}{device}.json"
     video_seeds = range(first_seed, first_seed + video_episodes) if args.video else None
     problems = output_problems(run, path, video_seeds, args.export)
     if problems:

@@ -65,7 +65,8 @@ def test_a_run_trained_on_cuda_is_refused_where_torch_sees_none_and_evaluates_on
     )
     assert load_run(run_dir, "cpu").agent.device == torch.device("cpu")
     assert exit_code(main, [str(run_dir), "--device", "cpu"]) == 0  # the advice, followed
-    record = json.loads((run_dir / "eval_step600_seed1001000_n2.json").read_text())  # seed 1's eval seed
+    assert not (run_dir / "eval_step600_seed1001000_n2.json").exists()  # the name of the run's own device's file
+    record = json.loads((run_dir / "eval_step600_seed1001000_n2_cpu.json").read_text())  # seed 1's eval seed
     last = (run_dir / "eval.csv").read_text().splitlines()
     row = dict(zip(last[0].split(","), last[-1].split(","), strict=True))
     assert record["device"] == "cpu"
