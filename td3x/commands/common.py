@@ -97,7 +97,7 @@ def add_version_flag(parser: argparse.ArgumentParser) -> None:
 
 class Refused(Exception):
     """What a command refuses once it has read its input, before it evaluates or trains anything: ``problems``
-    holds one line each (exit code 2)."""
+    holds one line each (exit code 2, unless the command says otherwise)."""
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))

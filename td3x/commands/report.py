@@ -24,7 +24,7 @@ from td3x.analysis.plots import PLOTLY_JS
 from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
 from td3x.analysis.wandb_export import log_report, mode_problems
-from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag
+from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
 STAGING_PREFIX = ".td3x-report-partial-"  # the dir inside --out where the files are written before they move in
@@ -165,12 +165,9 @@ def _remove_empty(dirs: list[Path]) -> None:
             path.rmdir()
 
 
-class WriteError(Exception):
-    """The report's files could not be written or moved into ``--out``: ``problems`` holds one line each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
+class WriteError(Refused):
+    """The report's files could not be written or moved into ``--out``: ``problems`` holds one line each (exit 1:
+    the input was fine, the disk was not)."""
 
 
 def write_into(report: Report, out: Path, plotly_js: str) -> Written:
