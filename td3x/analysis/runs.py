@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from td3x.algo.td3 import STALLED_ACTOR_NORM
+from td3x.config.hydra import without_unknown_keys
 from td3x.host.provenance import EARLIER
 from td3x.host.provenance import kernels as sitting_kernels
 from td3x.rundir.eval_file import read_evals
@@ -199,7 +200,9 @@ def load_run(path: Path, config: dict[str, Any]) -> Run:
         check_stored_config(path / CONFIG_FILE, config)
     except RunFileError as error:  # a half-written or corrupt file: name it and leave the run out, never crash
         log.warning("%s; the run is left out of the averages", error)
-        return Run(path, config, pd.DataFrame({"step": [], "return_mean": []}), None, unreadable_reason(error))
+        # a key td3x lacks would split a row (and a seed study's launch) of its own, the run's keys beside it
+        no_evals = pd.DataFrame({"step": [], "return_mean": []})
+        return Run(path, without_unknown_keys(config), no_evals, None, unreadable_reason(error))
     problem = run_problem(config, evals, summary, path)
     return Run(path, config, evals, summary, problem, provenance, actor_grad_norm)
 

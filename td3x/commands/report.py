@@ -180,7 +180,8 @@ def write_into(report: Report, out: Path, plotly_js: str) -> Written:
             goes, a file where a folder goes, a folder it cannot write); nothing was moved.
     """
     with made_dir(out, keep=True):
-        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+        _remove_stale_staging(out)
+        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out))
         try:
             written = _staged(report, staging, out, plotly_js)
             moves = [(path, out / path.relative_to(staging)) for path in sorted(staging.rglob("*")) if path.is_file()]
@@ -193,6 +194,25 @@ def write_into(report: Report, out: Path, plotly_js: str) -> Written:
             shutil.rmtree(staging, ignore_errors=True)
     written.files = [out / path.relative_to(staging) for path in written.files]
     return written
+
+
+def _remove_stale_staging(out: Path) -> None:
+    """Remove the staging dirs in ``out`` of a td3x-report that was killed while writing (its ``finally`` never ran):
+    those whose process, named in the dir's name, is gone; a running report's is left alone."""
+    for path in out.glob(f"{STAGING_PREFIX}*"):
+        pid = path.name.removeprefix(STAGING_PREFIX).partition("-")[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: checks that the process exists, sends nothing
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _staged(report: Report, staging: Path, out: Path, plotly_js: str) -> Written:

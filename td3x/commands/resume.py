@@ -31,6 +31,7 @@ from td3x.rundir.layout import (
     seed_dir_name,
 )
 from td3x.rundir.resume_decision import ResumeError
+from td3x.rundir.state import stored_config_problems
 
 # what td3x-resume may change: the keys that never change what is learned, but run.resume (continuing is what is
 # asked: a run started with run.resume=never is resumed too)
@@ -87,16 +88,6 @@ def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, A
     return {str(key): value for key, value in container.items()}
 
 
-def stored_config_problems(run_dir: Path, saved: dict[str, Any]) -> None:
-    """Raises ConfigError naming the stored ``config.yaml`` for each of its own problems (unknown keys, types, ranges),
-    before any override is applied, so that a problem is blamed on the file or on the command line, never mixed."""
-    try:
-        from_saved(saved)
-    except ConfigError as error:
-        source = run_configs(run_dir)[0]
-        raise ConfigError([f"{source}: {problem}" for problem in error.problems]) from error
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console script ``td3x-resume RUN_DIR [KEY=VALUE ...]``: continue a run in place from its stored config."""
     parser = OneLineParser(
@@ -120,7 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         run_dir, saved = stored_run(args.run_dir)
         choices = saved.get("choices") or {}
-        stored_config_problems(run_dir, saved)
+        problems = stored_config_problems(run_configs(run_dir)[0], saved)  # the file's, before the user's values
+        if problems:
+            raise ConfigError(problems)
         config = from_saved(resume_overrides(saved, args.overrides))  # the stored config passed: the user's values
         config.run.resume = ResumeMode.auto  # a run started with run.resume=never too: continuing is what is asked
     except (ResumeError, ConfigError, RunFileError) as error:

@@ -4,6 +4,7 @@ config read back."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib.util
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from td3x.config.messages import unknown_key_problem, unknown_keys
+from td3x.config.messages import composition_problem, unknown_key_problem, unknown_keys
 from td3x.config.schema import AgentConfig, ConfigError, EnvConfig, NoiseConfig, TrainConfig
 
 
@@ -77,12 +78,29 @@ RECORDED_BESIDE = ("choices", "effective_seeds")
 
 def from_saved(saved: dict[str, Any]) -> TrainConfig:
     """The checked ``TrainConfig`` of a stored config (a run's ``config.yaml`` or a checkpoint's): keys this td3x
-    lacks are refused, missing ones take their defaults. Raises ConfigError."""
+    lacks are refused, missing ones take their defaults. Raises ConfigError, one line a problem."""
     stored = {key: value for key, value in saved.items() if key not in RECORDED_BESIDE}
-    try:
-        return to_typed(OmegaConf.merge(OmegaConf.structured(TrainConfig), stored))
-    except OmegaConfBaseException as error:
-        raise ConfigError([f"the stored config does not fit this td3x: {' '.join(str(error).split())}"]) from error
+    unknown = unknown_keys(stored)  # named one by one, in td3x-train's words (OmegaConf's merge stops at the first)
+    problems = [unknown_key_problem(key) for key in unknown]
+    if not problems:
+        try:
+            return to_typed(OmegaConf.merge(OmegaConf.structured(TrainConfig), stored))
+        except OmegaConfBaseException as error:
+            problems = [composition_problem(error)]
+    raise ConfigError([f"the stored config does not fit this td3x: {problem}" for problem in problems])
+
+
+def without_unknown_keys(saved: dict[str, Any]) -> dict[str, Any]:
+    """A stored config less the keys this td3x lacks (what is recorded beside the config kept): how a run whose
+    file names a key td3x does not know is grouped with the runs of its launch, never in a row of that key."""
+    kept = copy.deepcopy(saved)
+    for key in unknown_keys({name: value for name, value in saved.items() if name not in RECORDED_BESIDE}):
+        *parents, leaf = key.split(".")
+        node = kept
+        for parent in parents:
+            node = node[parent]
+        del node[leaf]
+    return kept
 
 
 def to_container(config: TrainConfig) -> dict[str, Any]:

@@ -41,8 +41,15 @@ def unknown_keys(container: dict[str, Any], schema: type = TrainConfig, prefix: 
 
 def unknown_key_problem(key: str) -> str:
     """One line naming an unknown key and the closest key td3x has."""
-    same_depth = [known for known in schema_keys() if known.count(".") == key.count(".")]
-    close = difflib.get_close_matches(key, same_depth, n=1, cutoff=0.6)
+    parent, _, leaf = key.rpartition(".")
+    # the keys of the same node, by their last name (``agent.bogus`` is no typo of ``agent.tau``: their shared
+    # ``agent.`` made it look close); the keys of the same depth where the node itself is unknown (``agnt.tau``)
+    siblings = {known.rpartition(".")[2]: known for known in schema_keys() if known.rpartition(".")[0] == parent}
+    if siblings:
+        close = [siblings[name] for name in difflib.get_close_matches(leaf, list(siblings), n=1, cutoff=0.6)]
+    else:
+        same_depth = [known for known in schema_keys() if known.count(".") == key.count(".")]
+        close = difflib.get_close_matches(key, same_depth, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}?" if close else "td3x-train --help lists the keys"
     return f"{key} is not a td3x key; {hint}"
 

@@ -128,19 +128,17 @@ def summary_says_complete(run_dir: Path) -> bool:
 
 
 def last_eval_step(path: Path) -> int | None:
-    """The step of an ``eval.csv``'s last row (its first column), or None when it has no row or no file."""
-    try:
-        lines = path.read_text().splitlines() if path.exists() else []
-    except (OSError, UnicodeDecodeError) as error:
-        raise RunFileError(f"{path} cannot be read: {error}") from error
-    rows = [line for line in lines[1:] if line.strip()]
-    if not rows:
-        return None
-    first = rows[-1].split(",", 1)[0]
-    try:
-        return int(float(first))
-    except ValueError:
-        raise RunFileError(f"{path} has {first!r} in its step column, not a number") from None
+    """The step of an ``eval.csv``'s last row, or None when it has no row or no file, once every row passed the
+    checks ``td3x-report`` applies (:func:`td3x.rundir.eval_file.read_evals`: a ``nan`` in a middle row would make
+    a run complete in a listing that the report leaves out).
+
+    Raises:
+        RunFileError: the file is unreadable or a row is not td3x's.
+    """
+    from td3x.rundir.eval_file import read_evals  # on first use: td3x-train starts without pandas
+
+    steps = read_evals(path)["step"]
+    return int(steps.iloc[-1]) if len(steps) else None
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:
@@ -179,18 +177,26 @@ def unreadable_reason(error: RunFileError) -> str:
     return f"unreadable: {error}"
 
 
-def check_stored_config(path: Path, config: dict[str, Any]) -> None:
-    """Refuse a run's stored ``config.yaml`` (read from ``path``) that this td3x refuses to resume: keys it lacks, a
-    value of the wrong type or out of range, checked by :func:`td3x.config.hydra.from_saved` as ``td3x-resume``
-    checks it.
-
-    Raises:
-        RunFileError: one line naming ``path`` and each problem.
-    """
+def stored_config_problems(path: Path, config: dict[str, Any]) -> list[str]:
+    """One line naming ``path`` for each problem this td3x has with a run's stored ``config.yaml`` (read from
+    ``path``): keys it lacks, a value of the wrong type or out of range, checked by
+    :func:`td3x.config.hydra.from_saved`; none when it would resume the run."""
     try:
         from_saved(config)
     except ConfigError as error:
-        raise RunFileError(f"{path}: {'; '.join(error.problems)}") from error
+        return [f"{path}: {problem}" for problem in error.problems]
+    return []
+
+
+def check_stored_config(path: Path, config: dict[str, Any]) -> None:
+    """Refuse a run's stored ``config.yaml`` that this td3x refuses to resume (:func:`stored_config_problems`).
+
+    Raises:
+        RunFileError: one line, its problems joined.
+    """
+    problems = stored_config_problems(path, config)
+    if problems:
+        raise RunFileError("; ".join(problems))
 
 
 def listed_run_state(

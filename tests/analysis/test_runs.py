@@ -11,6 +11,7 @@ import pytest
 import yaml
 from helpers.report_runs import curve, write_run
 
+from td3x.analysis.cells import row_labels
 from td3x.analysis.compute import MIXED, capability_text, cpu_text
 from td3x.analysis.runs import NOT_RECORDED, Run, distinct, find_runs
 
@@ -55,14 +56,15 @@ def test_a_resumed_run_names_each_sitting_s_commit_and_kernels_in_turn(tmp_path:
     assert unknown.commit is None and unknown.kernels is None  # a sitting that recorded none: not recorded
 
 
-FIT = "the stored config does not fit this td3x: Key 'bogus' not in"
+FIT = "the stored config does not fit this td3x:"
+NOT_A_KEY = "is not a td3x key; td3x-train --help lists the keys"
 
 
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        (lambda config: config["agent"].update(bogus=1), f"{FIT} 'AgentConfig' full_key: agent.bogus "),
-        (lambda config: config.update(bogus=1), f"{FIT} 'TrainConfig' full_key: bogus "),
+        (lambda config: config["agent"].update(bogus=1), f"{FIT} agent.bogus {NOT_A_KEY}"),
+        (lambda config: config.update(bogus=1), f"{FIT} bogus {NOT_A_KEY}"),
         (lambda config: config["agent"].update(tau=5.0), "agent.tau=5.0 is not allowed: must be in (0, 1]"),
     ],
 )
@@ -79,6 +81,24 @@ def test_a_run_whose_config_td3x_resume_refuses_is_left_out_named(
     problems = {run.path: run.problem for run in find_runs([tmp_path])}
     assert problems[good] is None
     assert str(problems[bad]).startswith(f"unreadable: {bad}/config.yaml: {problem}"), problems[bad]
+
+
+def test_a_run_whose_config_names_a_key_td3x_lacks_stays_in_its_launch_s_row(tmp_path: Path) -> None:
+    """Left out, the run still sits in its launch's row (before: a row of its own, ``TD3 [agent.bogus=1]``, and its
+    key beside every other run's label, ``bogus=None``); a value out of range is the file's value and splits."""
+    runs = [write_run(tmp_path / f"seed_{seed}", "Hopper-v5", "TD3", seed, curve(100, seed)) for seed in range(3)]
+    for bad, change in ((runs[1], {"bogus": 1}), (runs[2], {"agent": {"bogus": 1}})):
+        config = yaml.safe_load((bad / "config.yaml").read_text())
+        config.update(change) if "bogus" in change else config["agent"].update(change["agent"])
+        (bad / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    found = find_runs([tmp_path])
+    assert [run.problem is None for run in found] == [True, False, False]
+    assert row_labels(found) == ["TD3", "TD3", "TD3"]
+    config = yaml.safe_load((runs[2] / "config.yaml").read_text())
+    config["agent"] = {key: value for key, value in config["agent"].items() if key != "bogus"} | {"tau": 5.0}
+    (runs[2] / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    labels = row_labels(find_runs([tmp_path]))
+    assert labels == ["TD3 [agent.tau=0.005]", "TD3 [agent.tau=0.005]", "TD3 [agent.tau=5.0]"]
 
 
 def test_a_summary_without_status_or_steps_is_unreadable_as_td3x_sweep_status_says(tmp_path: Path) -> None:

@@ -11,13 +11,14 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import IO
 
 import pandas as pd
 import pytest
 
-from td3x.commands.report import main
+from td3x.commands.report import STAGING_PREFIX, main
 
 TINY = (
     "env=pendulum",
@@ -173,6 +174,31 @@ def test_stdout_on_a_full_disk_is_one_line_and_the_complete_files_stay(runs: Pat
     )
     assert (out / "report.md").is_file() and (out / "plots").is_dir()
     assert not list(out.glob(".td3x-report-partial-*"))
+
+
+@pytest.mark.slow
+def test_a_report_killed_while_writing_leaves_its_staging_dir_which_the_next_report_removes(
+    runs: Path, tmp_path: Path
+) -> None:
+    """SIGKILL runs no ``finally``: the killed report's staging dir stays in ``--out`` (hidden, never a file of the
+    report), and the next report into ``--out`` removes it (before: it stayed for good); a running report's is kept."""
+    out = tmp_path / "report"
+    command = [sys.executable, "-m", "td3x.commands.report", str(runs), "--out", str(out), *FAST]
+    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    staged: list[Path] = []
+    for _ in range(1200):  # the staging dir once a file is in it: up to a minute
+        staged = [path for path in out.glob(f"{STAGING_PREFIX}{killed.pid}-*") if any(path.iterdir())]
+        if staged or killed.poll() is not None:
+            break
+        time.sleep(0.05)
+    killed.kill()
+    killed.wait(timeout=30)
+    assert staged and all(path.is_dir() for path in staged), "the report was not caught writing"
+    running = out / f"{STAGING_PREFIX}{os.getpid()}-running"  # this process's: alive
+    running.mkdir()
+    assert report_process([str(runs), "--out", str(out)]).returncode == 0
+    assert sorted(out.glob(f"{STAGING_PREFIX}*")) == [running]
+    assert (out / "report.md").is_file()
 
 
 # ---------------------------------------------------------------------------------------------------- --at-step

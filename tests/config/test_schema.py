@@ -293,10 +293,12 @@ def test_a_key_added_past_the_command_line_check_is_refused_too(compose_cfg) -> 
     """``to_typed`` refuses any key the schema lacks, at any depth (Hydra lets ``+`` add it to a typed node and
     ``OmegaConf.to_object`` would drop it silently), while ``env.kwargs`` stays free-form for gymnasium.make."""
     with pytest.raises(ConfigError) as refused:
-        to_typed(compose_cfg("+agent.polcy_delay=3", "+run.totl_steps=9"))
+        to_typed(compose_cfg("+agent.polcy_delay=3", "+run.totl_steps=9", "+agent.bogus=1", "+agnt.tau=1"))
     assert refused.value.problems == [
         "agent.polcy_delay is not a td3x key; did you mean agent.policy_delay?",
+        "agent.bogus is not a td3x key; td3x-train --help lists the keys",  # not agent.tau: a node's keys by name
         "run.totl_steps is not a td3x key; did you mean run.total_steps?",
+        "agnt is not a td3x key; did you mean agent?",  # an unknown node is named, as the closest node
     ]
     config = to_typed(compose_cfg("+env.kwargs.max_episode_steps=50", "+env.kwargs.g=9.81"))
     assert config.env.kwargs == {"max_episode_steps": 50, "g": 9.81}

@@ -95,6 +95,14 @@ def test_last_eval_step_reads_the_last_row(tmp_path: Path) -> None:
     path.write_text("step,return_mean\n0,-1.5\nx,-0.5\n")
     with pytest.raises(RunFileError, match=r"eval.csv has 'x' in its step column, not a number"):
         last_eval_step(path)
+    # every row is checked as td3x-report checks it (before: the last row only, so a run with a nan in a middle row
+    # was complete in td3x-sweep status and left out of the report)
+    path.write_text("step,return_mean\n0,-1.5\n100,nan\n200,-0.5\n")
+    with pytest.raises(RunFileError, match=r"eval.csv has 'nan' in its return_mean column \(line 3, step 100\), "):
+        last_eval_step(path)
+    path.write_text("step,return_mean\n0,-1.5\n200,-0.7\n200,-0.5\n")
+    with pytest.raises(RunFileError, match=r"has step 200 on line 4 after step 200 on line 3: its steps must increase"):
+        last_eval_step(path)
 
 
 def test_a_seed_of_k_seeds_is_running_while_its_process_dir_is_locked(tmp_path: Path) -> None:
@@ -135,7 +143,7 @@ def test_a_listing_names_a_run_it_cannot_read_as_failed_while_run_state_still_ra
         "agent_key": (
             "config.yaml",
             _with_bogus_agent_key,
-            ": the stored config does not fit this td3x: Key 'bogus' not in 'AgentConfig' full_key: agent.bogus ",
+            ": the stored config does not fit this td3x: agent.bogus is not a td3x key; td3x-train --help lists",
         ),
     }
     for name, (file, rewrite, problem) in broken.items():
