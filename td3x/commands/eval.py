@@ -281,8 +281,7 @@ def run_command(args: argparse.Namespace) -> None:
             raise Refused(problems)
     # on another device than the run's own the returns may differ in their last bits: a file of its own, never over
     # the run's own device's
-    elsewhere = run.agent.device != run.config.run.device.resolve()
-    device = f"_{run.agent.device.type}" if elsewhere else ""
+    device = f"_{run.agent.device.type}" if run.agent.device.type != run.trained_on else ""
     path = run.run_dir / f"eval_step{run.step}_seed{first_seed}_n{episodes}{device}.json"
     video_seeds = range(first_seed, first_seed + video_episodes) if args.video else None
     problems = output_problems(run, path, video_seeds, args.export)

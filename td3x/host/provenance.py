@@ -29,7 +29,9 @@ PACKAGES = ("td3x", "torch", "gymnasium", "mujoco", "numpy", "hydra-core", "omeg
 ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 
 
-def collect_provenance() -> dict[str, Any]:
+def collect_provenance(device: str) -> dict[str, Any]:
+    """This sitting's provenance; ``device``: where it trains (``cpu``, ``cuda``: run.device resolved here, which
+    ``auto`` alone does not say)."""
     return {
         **_git_state(Path(__file__).resolve().parents[1]),
         "python": platform.python_version(),
@@ -41,6 +43,7 @@ def collect_provenance() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+        "device": device,
         "os": operating_system(),
         "command": command_as_typed(sys.argv),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
@@ -52,12 +55,12 @@ def collect_provenance() -> dict[str, Any]:
 EARLIER = "earlier_sittings"  # a resumed run's provenance: the sittings before this one, oldest first
 
 
-def resumed_provenance(earlier: dict[str, Any]) -> dict[str, Any]:
+def resumed_provenance(earlier: dict[str, Any], device: str) -> dict[str, Any]:
     """This process's provenance for a run it resumes, keeping the sittings before it (``earlier``: the run's
     ``provenance.json`` so far) under ``EARLIER``, oldest first: a run resumed on another CPU capability or at
     another commit says so, instead of naming only its last sitting."""
     before = [*earlier.get(EARLIER, []), {key: value for key, value in earlier.items() if key != EARLIER}]
-    return {**collect_provenance(), EARLIER: before}
+    return {**collect_provenance(device), EARLIER: before}
 
 
 def kernels(provenance: dict[str, Any]) -> str | None:

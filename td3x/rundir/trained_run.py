@@ -24,7 +24,15 @@ from td3x.config.hydra import from_saved
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
 from td3x.rundir import checkpoint
-from td3x.rundir.layout import CHECKPOINT_FILE, CONFIG_FILE, SWEEP_FILE, seed_run_dirs
+from td3x.rundir.layout import (
+    CHECKPOINT_FILE,
+    CONFIG_FILE,
+    PROVENANCE_FILE,
+    SWEEP_FILE,
+    RunFileError,
+    read_json_mapping,
+    seed_run_dirs,
+)
 
 EVAL_COMMAND = "td3x-eval"  # named in the advice to pick a run, or the CPU for a run trained on a GPU
 RUNS_NAMED = 3  # run dirs named when given a folder above them
@@ -47,6 +55,17 @@ class TrainedRun:
     @property
     def run_dir(self) -> Path:
         return self.checkpoint_path.parent
+
+    @property
+    def trained_on(self) -> str:
+        """Where its last sitting trained (``cpu``, ``cuda``): its ``provenance.json``'s device; ``run.device``
+        resolved here for a run whose provenance records none (an older td3x's, a checkpoint copied alone), where
+        ``auto`` on a GPU run reads as ``cpu`` on a machine without one."""
+        try:
+            recorded = read_json_mapping(self.run_dir / PROVENANCE_FILE).get("device")
+        except RunFileError:
+            recorded = None
+        return recorded if isinstance(recorded, str) else self.config.run.device.resolve().type
 
 
 def find_checkpoint(target: Path) -> Path:

@@ -209,7 +209,7 @@ def run(
 KernelChange = tuple[str | None, str | None]  # (earlier, now) fp32 kernels; None: not recorded
 
 
-def _write_provenance(path: Path, resuming: bool) -> KernelChange | None:
+def _write_provenance(path: Path, resuming: bool, device: str) -> KernelChange | None:
     """This sitting's provenance.json; a resume keeps the earlier sittings'. Returns (earlier, now) fp32 kernels when
     they changed (the run then continues to other numbers than an uninterrupted one), else None."""
     earlier = None
@@ -219,9 +219,9 @@ def _write_provenance(path: Path, resuming: bool) -> KernelChange | None:
         except RunFileError as error:  # a damaged record of the past never stops the training
             log.warning("%s; this sitting's provenance.json replaces it", error)
     if earlier is None:
-        write_json_atomic(path, collect_provenance())
+        write_json_atomic(path, collect_provenance(device))
         return None
-    provenance = resumed_provenance(earlier)
+    provenance = resumed_provenance(earlier, device)
     write_json_atomic(path, provenance)
     return None if kernels(provenance) == kernels(earlier) else (kernels(earlier), kernels(provenance))
 
@@ -263,7 +263,8 @@ def _run_locked(
         (seed.run_dir / CONFIG_FILE).write_text(
             yaml.safe_dump(recorded_config(seed.config, choices or {}), sort_keys=False)
         )
-        kernel_changes.append(_write_provenance(seed.run_dir / PROVENANCE_FILE, resuming=decision.action == "resume"))
+        resuming = decision.action == "resume"
+        kernel_changes.append(_write_provenance(seed.run_dir / PROVENANCE_FILE, resuming, trainer.device.type))
     _warn_of_kernel_changes(run_dir, kernel_changes)
     try:
         if decision.action == "resume":
