@@ -324,12 +324,13 @@ def sweep_states(sweep_dir: Path) -> list[RunState]:
 
 def launch_summary(sweep_dir: Path, launch: Launch) -> str:
     """The line a multirun ends with: how many of its jobs are complete, failed, stopped (resumable) or not started
-    (refused, or never reached), and where."""
+    (refused, or never reached), and where; a job with a run whose files cannot be read is failed, as
+    ``td3x-sweep status`` lists it."""
     counts = dict.fromkeys((COMPLETE, FAILED, STOPPED, NOT_STARTED), 0)
     jobs = launch_jobs(sweep_dir, launch)
     for job in jobs:
         seed_dirs = seed_run_dirs(job.run_dir, job.seed, job.num_seeds)
-        states = {run_state(d, job.total_steps, job.num_seeds).state for d in seed_dirs}
+        states = {listed_run_state(d, job.total_steps, job.num_seeds).state for d in seed_dirs}
         counts[_job_outcome(states)] += 1
     runs = sum(job.num_seeds for job in jobs)
     outcome = ", ".join(f"{number} {state}" for state, number in counts.items() if number or state == "complete")

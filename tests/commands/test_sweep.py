@@ -47,12 +47,13 @@ from td3x.config.hydra import CONF_DIR
 from td3x.config.schema import TrainConfig
 from td3x.rundir.layout import seed_run_dirs
 from td3x.rundir.lock import exclusive
-from td3x.sweeps.launches import sweep_dir_override
+from td3x.sweeps.launches import read_launches, sweep_dir_override
 from td3x.sweeps.multirun import (
     MEASURED_ON,
     MEASURED_STEPS_PER_CORE_SECOND,
     Job,
     launch_cost,
+    launch_summary,
     launcher_resources,
     list_jobs,
 )
@@ -99,6 +100,19 @@ def test_status_counts_and_rerun_completes_the_missing_run(sweep: Path) -> None:
     assert "steps: 900/1800 (50.0%)" in status.stdout
     assert td3x("td3x.commands.sweep", "rerun", str(sweep)).returncode == 0
     assert "2 complete" in td3x("td3x.commands.sweep", "status", str(sweep)).stdout
+
+
+@pytest.mark.slow
+def test_the_line_a_multirun_ends_with_counts_a_run_it_cannot_read_as_failed(sweep: Path, tmp_path: Path) -> None:
+    """As td3x-sweep status lists it (before: "its runs could not be counted", the other jobs' outcomes unsaid)."""
+    copy = shutil.copytree(sweep, tmp_path / "sweep")
+    (run_dir,) = copy.glob("pendulum/none/*seed=1")
+    (run_dir / "summary.json").write_text('{"status": ')
+    (launch,) = read_launches(copy)
+    assert launch_summary(copy, launch) == (
+        f"multirun: 2 jobs (2 runs): 1 complete, 1 failed; sweep dir {copy}; `td3x-sweep status {copy}` lists its "
+        f"runs, `td3x-sweep rerun {copy}` relaunches it"
+    )
 
 
 @pytest.mark.slow
