@@ -41,6 +41,7 @@ from gymnasium.envs.mujoco import MujocoEnv
 from gymnasium.wrappers import TimeLimit
 from stable_baselines3 import TD3 as SB3TD3
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.noise import NormalActionNoise
 
@@ -81,7 +82,7 @@ def make_sb3_td3(config: TrainConfig, env: gym.Env, learning_starts: int) -> SB3
     and Gaussian exploration σ, in [-1, 1] action units)."""
     agent = config.agent
     action_dim = int(np.prod(env.action_space.shape or ()))
-    return SB3TD3(
+    model = SB3TD3(
         "MlpPolicy",
         env,
         learning_rate=agent.actor_lr,
@@ -101,6 +102,10 @@ def make_sb3_td3(config: TrainConfig, env: gym.Env, learning_starts: int) -> SB3
         device="cpu",
         verbose=0,
     )
+    # a logger that records and writes nothing: SB3's default makes an empty SB3-<date> dir in the temp dir at each
+    # learn(); its values are read from the logger itself (metrics.jsonl)
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def training_state(model: SB3TD3) -> dict[str, Any]:
