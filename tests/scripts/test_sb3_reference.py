@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -21,8 +22,11 @@ SHORT = ["run.total_steps=600", "run.eval_every=300", "env.random_steps=200", "r
 
 
 def sb3_reference(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The script in ``cwd``, its temp dir ``cwd/tmp`` (SB3's default logger would leave a dir there)."""
+    (cwd / "tmp").mkdir(exist_ok=True)
+    environment = os.environ | {"TMPDIR": str(cwd / "tmp")}
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *arguments], cwd=cwd, capture_output=True, text=True, timeout=600
+        [sys.executable, str(SCRIPT), *arguments], cwd=cwd, capture_output=True, text=True, timeout=600, env=environment
     )
 
 
@@ -35,6 +39,7 @@ def test_sb3_runs_are_td3x_run_dirs_with_td3x_evaluations(tmp_path: Path) -> Non
     config = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert config["paper_row"] == "SB3 TD3" and config["seed"] == 3
     assert config["agent"]["hidden_sizes"] == [400, 300] and config["agent"]["batch_size"] == 100  # td3_paper's
+    assert list((tmp_path / "tmp").glob("SB3-*")) == []  # no empty SB3-<date> log dir left in the temp dir
     evals = pd.read_csv(run_dir / "eval.csv")
     assert evals["step"].tolist() == [0, 300, 600]
     (run,) = find_runs([tmp_path / "runs"])
