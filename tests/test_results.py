@@ -60,6 +60,9 @@ REGISTERED_PEER_COMMAND = report_command("docs/results/peer_registered/runs", "d
 # the stalled-actors amendments (docs/results/preregistration.yaml, stalled_actors and its control): their runs, report
 STALLED = RESULTS / "stalled_actors"
 STALLED_COMMAND = report_command("docs/results/stalled_actors/runs", "docs/results/stalled_actors/report")
+# the paper's horizon (docs/results/preregistration.yaml, paper_horizon): five 1M-step HalfCheetah-v5 runs, report
+HORIZON = RESULTS / "horizon"
+HORIZON_COMMAND = report_command("docs/results/horizon/runs", "docs/results/horizon/report")
 STUDY_STEPS, STUDY_N = 15_000, 5
 SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
 # (runs dir, report dir, page, the report's command, tables the report must have)
@@ -86,6 +89,13 @@ PUBLISHED = {
         STALLED / "index.md",
         STALLED_COMMAND,
         {"stalled_registered.csv", "stalled_actors.csv"},
+    ),
+    "horizon": (
+        HORIZON / "runs",
+        HORIZON / "report",
+        HORIZON / "index.md",
+        HORIZON_COMMAND,
+        {"registered.csv", "table2.csv", "table1.csv", "fidelity.csv"},
     ),
 }
 PAGES = [name for name, (_, _, page, _, _) in PUBLISHED.items() if page is not None]
@@ -193,6 +203,7 @@ def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:
         (REGISTERED_STUDY / "index.md", REGISTERED_STUDY / "report", 10),
         (REGISTERED_PEER / "index.md", REGISTERED_PEER / "report", 8),
         (STALLED / "index.md", STALLED / "report", 4),
+        (HORIZON / "index.md", HORIZON / "report", 15),
     ],
 )
 def test_the_numbers_that_pages_quote_from_the_results_are_the_report_s(
@@ -332,6 +343,24 @@ def test_the_stalled_actors_runs_are_committed_complete_with_their_files_only_an
     for run in runs:
         assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path
         assert run.path in judged, f"{run.path} is no complete run of a stalled-actors amendment"
+    assert len({run.kernels for run in runs}) == 1
+
+
+def test_the_horizon_runs_are_the_registered_five_complete_with_their_files_only_and_judged() -> None:
+    """docs/results/horizon holds the paper_horizon comparison's runs and nothing else: seeds 4000-4004, each complete
+    at 1M env steps with the five small files, on one CPU capability, all five in the registered test."""
+    runs = find_runs([HORIZON / "runs"])
+    (test,) = [
+        test
+        for test in registered_tests(read_registration(REGISTRATION), runs)
+        if test.design.section == "paper_horizon"
+    ]
+    assert test.status == "complete"
+    assert sorted(run.seed for run in test.ours.complete) == [4000, 4001, 4002, 4003, 4004]
+    assert {run.path for run in runs} == {run.path for run in test.ours.complete}
+    for run in runs:
+        assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path  # no checkpoint, no buffer
+        assert run.summary is not None and run.summary["steps"] == 1_000_000, run.path
     assert len({run.kernels for run in runs}) == 1
 
 
