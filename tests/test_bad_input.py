@@ -386,7 +386,7 @@ class TestCorruptRunFiles:
         cases = {
             "config.yaml": self.BAD_YAML[1],
             "summary.json": "is not valid JSON: Expecting value at line 1, column 12",
-            "eval.csv": None,  # a complete run's eval.csv must reach run.total_steps: one that does not, failed
+            "eval.csv": "has 'abc' in its return_mean column, not a number",  # every row checked, as the report does
         }
         texts = {
             "config.yaml": self.BAD_YAML[0],
@@ -399,11 +399,12 @@ class TestCorruptRunFiles:
             before = snapshot(run)
             result = cli("td3x-sweep", "status", run, cwd=tmp_path)
             assert result.returncode == 1 and result.stderr == "" and "1 failed" in result.stdout
-            if problem is None:
-                assert "eval.csv ends at step 0, not at run.total_steps=300" in result.stdout
-            else:
-                assert f"failed   {run}: unreadable: {run}/{name} {problem}" in result.stdout.splitlines()
+            assert f"failed   {run}: unreadable: {run}/{name} {problem}" in result.stdout.splitlines()
             assert snapshot(run) == before
+        run = copy_of(trained_run, tmp_path / "short")  # a complete run's eval.csv must reach run.total_steps
+        (run / "eval.csv").write_text("step,return_mean\n0,1.5\n")
+        result = cli("td3x-sweep", "status", run, cwd=tmp_path)
+        assert result.returncode == 1 and "eval.csv ends at step 0, not at run.total_steps=300" in result.stdout
         run = copy_of(trained_run, tmp_path / "no_status")
         (run / "summary.json").write_text('{"steps": 300}')
         result = cli("td3x-sweep", "status", run, cwd=tmp_path)
