@@ -15,7 +15,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from td3x.config.messages import composition_problem, unknown_key_problem, unknown_keys
+from td3x.config.messages import composition_problem, unknown_key_problem, unknown_keys, value_type_problem
 from td3x.config.schema import AgentConfig, ConfigError, EnvConfig, NoiseConfig, TrainConfig
 
 
@@ -80,8 +80,11 @@ def from_saved(saved: dict[str, Any]) -> TrainConfig:
     """The checked ``TrainConfig`` of a stored config (a run's ``config.yaml`` or a checkpoint's): keys this td3x
     lacks are refused, missing ones take their defaults. Raises ConfigError, one line a problem."""
     stored = {key: value for key, value in saved.items() if key not in RECORDED_BESIDE}
-    unknown = unknown_keys(stored)  # named one by one, in td3x-train's words (OmegaConf's merge stops at the first)
-    problems = [unknown_key_problem(key) for key in unknown]
+    # named one by one, in td3x-train's words (OmegaConf's merge stops at the first, in its own)
+    problems = [unknown_key_problem(key) for key in unknown_keys(stored)]
+    problems += [
+        problem for key, value in flatten(stored).items() if (problem := value_type_problem(key, value, str(value)))
+    ]
     if not problems:
         try:
             return to_typed(OmegaConf.merge(OmegaConf.structured(TrainConfig), stored))

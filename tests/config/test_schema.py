@@ -15,7 +15,7 @@ import yaml
 from omegaconf import DictConfig
 
 import td3x
-from td3x.config.hydra import CONF_DIR, to_typed
+from td3x.config.hydra import CONF_DIR, from_saved, to_typed
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.training.run import check_runtime
 
@@ -325,3 +325,19 @@ def test_td3_2018_is_td3_paper_with_the_2018_schedule(make_config: MakeConfig) -
     assert {k: v for k, v in vars(code_2018).items() if k not in schedule_keys} == {
         k: v for k, v in vars(paper).items() if k not in schedule_keys
     }
+
+
+def test_a_stored_config_s_problems_are_named_each_in_td3x_train_s_words() -> None:
+    """A run's config.yaml (td3x-resume, td3x-report, td3x-sweep status): every unknown key and every value of the
+    wrong type, one line each (before: OmegaConf's first error only, ``Key 'bogus' not in 'TrainConfig' full_key:
+    bogus object_type=TrainConfig``, or ``Value 'abc' of type 'str' could not be converted to Float``)."""
+    with pytest.raises(ConfigError) as refused:
+        from_saved({"bogus": 1, "agent": {"tau": "abc"}, "run": {"total_steps": "fast", "device": "tpu"}})
+    fit = "the stored config does not fit this td3x: "
+    assert refused.value.problems == [
+        f"{fit}bogus is not a td3x key; td3x-train --help lists the keys",
+        f"{fit}agent.tau='abc' is not allowed: expected a float",
+        f"{fit}run.total_steps='fast' is not allowed: expected an integer",
+        f"{fit}run.device='tpu' is not allowed: expected one of auto, cpu, cuda",
+    ]
+    assert from_saved({"env": {"kwargs": {"ctrl_cost_weight": "any"}}}).env.kwargs == {"ctrl_cost_weight": "any"}
