@@ -259,11 +259,11 @@ def _run_locked(
     wandb_run_ids = [seed["wandb_run_id"] for seed in saved_seeds] or None
     trainer = Trainer(config, run_dir, choices, wandb_run_ids, on_evaluation, seeds)
     kernel_changes = []
+    resuming = decision.action == "resume"
     for seed in seeds:
         (seed.run_dir / CONFIG_FILE).write_text(
             yaml.safe_dump(recorded_config(seed.config, choices or {}), sort_keys=False)
         )
-        resuming = decision.action == "resume"
         kernel_changes.append(_write_provenance(seed.run_dir / PROVENANCE_FILE, resuming, trainer.device.type))
     _warn_of_kernel_changes(run_dir, kernel_changes)
     try:
