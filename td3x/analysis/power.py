@@ -68,3 +68,16 @@ def smallest_bound(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float, p
     """The narrowest bound at which TOST has ``power`` when the truth is equal."""
     se = welch_se(sd_x, n_x, sd_y, n_y)
     return float(optimize.brentq(lambda b: tost_power(0.0, b, sd_x, n_x, sd_y, n_y, alpha) - power, 1e-6, 20 * se))
+
+
+def one_sided_power(delta: float, sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float) -> float:
+    """Power of the one-sided Welch t-test at level ``alpha`` (H1: the first mean above the second) when the first
+    mean exceeds the second by ``delta`` (negative: the effect runs the other way)."""
+    df = welch_df(sd_x, n_x, sd_y, n_y)
+    return float(stats.nct.sf(stats.t.ppf(1 - alpha, df), df, delta / welch_se(sd_x, n_x, sd_y, n_y)))
+
+
+def one_sided_mdd(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float, power: float) -> float:
+    """The smallest true difference the one-sided Welch test at ``alpha`` detects with ``power``."""
+    se = welch_se(sd_x, n_x, sd_y, n_y)
+    return float(optimize.brentq(lambda d: one_sided_power(d, sd_x, n_x, sd_y, n_y, alpha) - power, 0.0, 20 * se))

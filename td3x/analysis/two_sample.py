@@ -104,12 +104,29 @@ def welch(x: np.ndarray, y: np.ndarray, alpha: float = ALPHA, confidence: float 
         confidence: the level of the reported interval.
     """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    nan = float("nan")
     if len(x) < 2 or len(y) < 2:
-        difference = float(x.mean() - y.mean()) if len(x) and len(y) else nan
-        return Welch(difference, nan, nan, nan, nan, nan, nan, nan)
-    difference = float(x.mean() - y.mean())
-    sizes_and_sds = (float(x.std(ddof=1)), len(x), float(y.std(ddof=1)), len(y))
+        difference = float(x.mean() - y.mean()) if len(x) and len(y) else float("nan")
+        return Welch(difference, *[float("nan")] * 7)
+    moments_x = (float(x.mean()), float(x.std(ddof=1)), len(x))
+    return welch_moments(moments_x, (float(y.mean()), float(y.std(ddof=1)), len(y)), alpha, confidence)
+
+
+def welch_moments(
+    x: tuple[float, float, int], y: tuple[float, float, int], alpha: float = ALPHA, confidence: float = CONFIDENCE
+) -> Welch:
+    """Welch's comparison from each sample's (mean, SD, n), at least 2 seeds a side: a published mean with an SD
+    compared as a sample, and a published mean without one as a constant (SD 0: Welch's df is then n_x − 1 and its
+    test is the one-sample t-test).
+
+    Args:
+        x: the first sample's mean, SD (ddof 1) and size.
+        y: the second's.
+        alpha: each one-sided level of the 1 − 2α interval whose reach is reported.
+        confidence: the level of the reported interval.
+    """
+    nan = float("nan")
+    difference = x[0] - y[0]
+    sizes_and_sds = (x[1], x[2], y[1], y[2])
     se = welch_se(*sizes_and_sds)
     if se == 0:
         return Welch(difference, nan, nan, nan, nan, nan, nan, 0.0)

@@ -19,12 +19,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from td3x.analysis.comparisons.plan import make_plan
+from td3x.analysis.comparisons.render import plan_frame, plan_markdown
+from td3x.analysis.comparisons.schema import RegistrationError, read_registration
 from td3x.analysis.equivalence import DEFAULT_FRACTION, BoundRule, load_rule
 from td3x.analysis.plots import PLOTLY_JS
 from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
 from td3x.analysis.wandb_export import log_report, mode_problems
-from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag
+from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, exit_with
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
 STAGING_PREFIX = ".td3x-report-partial-"  # the dir inside --out where the files are written before they move in
@@ -55,7 +58,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     add_version_flag(parser)
-    parser.add_argument("paths", nargs="+", type=given_path, help="sweep dirs, run dirs, or folders above them")
+    parser.add_argument("paths", nargs="*", type=given_path, help="sweep dirs, run dirs, or folders above them")
+    parser.add_argument(
+        "--plan",
+        type=given_path,
+        metavar="REGISTRATION",
+        help="print a registration file's plan before any of its runs (each comparison's power and MDD at the assumed "
+        "SDs and at sd_factor times them, the sizing rule's n; docs: Registered comparisons) instead of a report; with "
+        "--out, also plan.md and plan.csv there. Takes no run dirs",
+    )
     parser.add_argument(
         "--out",
         type=given_path,
@@ -106,6 +117,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.plan is not None and args.paths:
+        parser.error("--plan takes a registration file alone: the plan comes before any run (drop the run dirs)")
+    if args.plan is None and not args.paths:
+        parser.error("name the run dirs to report on (sweep dirs, run dirs or folders above them), or --plan FILE")
     if args.reps < 1:
         parser.error(f"--reps {args.reps}: must be >= 1")
     if args.at_step is not None and args.at_step < 0:
@@ -253,6 +268,32 @@ def _move(path: Path, target: Path, out: Path) -> None:
         ) from error
 
 
+def plan_main(path: Path, out: Path | None) -> int:
+    """``td3x-report --plan FILE [--out DIR]``: the registration's plan on stdout (and in DIR); 2 for a file td3x
+    cannot use (one line per problem), or an --out it cannot write."""
+    problem = unwritable(out, f"--out {out}") if out is not None else None
+    if problem:
+        exit_with("report error", [problem])
+    try:
+        plan = make_plan(read_registration(path))
+    except RegistrationError as error:
+        exit_with("report error", error.problems)
+    text = plan_markdown(plan)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_atomically(out / "plan.md", text)
+        _write_atomically(out / "plan.csv", plan_frame(plan).to_csv(index=False))
+    print(text, end="")
+    return 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """``path`` whole or as it was: written beside it, then moved over it."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console script ``td3x-report``; returns the exit code (2 when no run dir is found, ``--out`` cannot be
     written, ``--at-step`` is past every run, ``WANDB_MODE`` is no mode, or the pre-registration file cannot be read;
@@ -263,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.plan is not None:
+        return plan_main(args.plan, args.out)
     out = args.out or DEFAULT_OUT / time.strftime("%Y-%m-%d_%H-%M-%S")
     shown_out = f"--out {out}" if args.out else f"the default --out {out}"
     path_error = path_problem(args.paths, out, shown_out)

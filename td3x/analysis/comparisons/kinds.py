@@ -1,0 +1,251 @@
+"""The tests a comparison may name, each with its power before the runs (at the assumed means and SDs) and its
+judgement after them. Adding a test is a class here, a line in ``KINDS`` and its rule in the schema's ``TESTS``.
+
+Every power is at the comparison's level: α over its Holm family's size (Holm's first step, the hardest), so the
+plan never promises more than Holm's adjustment lets the judgement give.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from scipy import stats
+
+from td3x.analysis.comparisons.schema import GREATER, Comparison
+from td3x.analysis.comparisons.sides import Assumption, Values
+from td3x.analysis.power import mdd, one_sided_mdd, one_sided_power, smallest_bound, tost_power, welch_power
+from td3x.analysis.tables import difference
+from td3x.analysis.two_sample import Welch, welch_moments
+
+SIMULATION_SEED = 0  # the rank correlation's power is simulated: the same draws every time the plan is made
+SIMULATION_REPLICATES = 20_000
+
+
+@dataclass(frozen=True)
+class Power:
+    """A design's power and the smallest effect it detects.
+
+    Attributes:
+        power: the probability the test claims its result when the assumptions hold.
+        detectable: the MDD (difference, directional), the narrowest bound at the file's power (equivalence), or NaN.
+        at: the truth the power is computed at, in words.
+    """
+
+    power: float
+    detectable: float
+    at: str
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A comparison's result on its runs.
+
+    Attributes:
+        estimate: the difference of means (first minus second), Kendall's τ, or the difference of counts.
+        low: the interval's lower end (NaN where none).
+        high: its upper end.
+        interval: the interval's name.
+        p: the test's p-value, before any Holm adjustment.
+        shown: the verdict when the (Holm-adjusted) p is below α.
+        not_shown: the verdict otherwise.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    interval: str
+    p: float
+    shown: str
+    not_shown: str
+
+
+class Kind(Protocol):
+    detectable_name: str  # what ``Power.detectable`` is
+
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+        """The design's power at level ``alpha``; ``target`` is the power its detectable effect is computed at."""
+
+    def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
+        """The test on the sides' values (each with at least 2 seeds)."""
+
+
+def _moments(side: Assumption | Values) -> tuple[float, int]:
+    """(SD, n) for the power formulas: a constant (SD 0) counts as 2 seeds, which then drop out of Welch's df."""
+    return (side.sd, side.n) if side.sd > 0 else (0.0, 2)
+
+
+def _pair(sides: list[Assumption]) -> tuple[float, int, float, int]:
+    (sd_x, n_x), (sd_y, n_y) = _moments(sides[0]), _moments(sides[1])
+    return sd_x, n_x, sd_y, n_y
+
+
+def _welch(values: list[Values], alpha: float) -> Welch:
+    x, y = values
+    return welch_moments((x.mean, x.sd, x.n), (y.mean, y.sd if y.sd > 0 else 0.0, max(y.n, 2)), alpha)
+
+
+def _assumed_difference(sides: list[Assumption]) -> float:
+    return sides[0].mean - sides[1].mean
+
+
+class Equivalence:
+    """TOST: equivalent within ±bound when both one-sided Welch tests at α reject (the 1 − 2α interval inside)."""
+
+    detectable_name = "smallest bound"
+
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+        delta = _assumed_difference(sides)
+        delta, at = (0.0, "no difference") if math.isnan(delta) else (delta, f"a difference of {difference(delta)}")
+        bound = float(comparison.bound or 0)
+        moments = _pair(sides)
+        return Power(tost_power(delta, bound, *moments, alpha), smallest_bound(*moments, alpha, target), at)
+
+    def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
+        test = _welch(values, alpha)
+        bound = float(comparison.bound or 0)
+        if not (test.se > 0 and math.isfinite(test.df)):
+            p = math.nan
+        else:
+            below = stats.t.sf((test.difference + bound) / test.se, test.df)  # H0: difference <= -bound
+            above = stats.t.cdf((test.difference - bound) / test.se, test.df)  # H0: difference >= +bound
+            p = float(max(below, above))
+        level = f"{100 * (1 - 2 * alpha):g}% CI"
+        return Judgement(test.difference, test.low90, test.high90, level, p, f"equivalent within ±{bound:g}",
+                         "equivalence not shown")
+
+
+class Difference:
+    """Welch's two-sided test of equal means."""
+
+    detectable_name = "MDD"
+
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+        delta = _assumed_difference(sides)
+        moments = _pair(sides)
+        power = math.nan if math.isnan(delta) else welch_power(delta, *moments, alpha)
+        return Power(power, mdd(*moments, alpha, target), f"a difference of {difference(delta)}")
+
+    def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
+        test = welch_moments(
+            (values[0].mean, values[0].sd, values[0].n), (values[1].mean, values[1].sd, max(values[1].n, 2)),
+            alpha, 1 - alpha,
+        )
+        level = f"{100 * (1 - alpha):g}% CI"
+        return Judgement(test.difference, test.low, test.high, level, test.p, "differ", "no difference detected")
+
+
+class Directional:
+    """Welch's one-sided test: the first side's mean above the second's (``alternative: less``: below)."""
+
+    detectable_name = "MDD"
+
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+        sign = 1.0 if comparison.alternative == GREATER else -1.0
+        delta = sign * _assumed_difference(sides)
+        moments = _pair(sides)
+        power = math.nan if math.isnan(delta) else one_sided_power(delta, *moments, alpha)
+        return Power(power, one_sided_mdd(*moments, alpha, target), f"a difference of {difference(sign * delta)}")
+
+    def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
+        test = _welch(values, alpha)
+        greater = comparison.alternative == GREATER
+        t = test.difference / test.se if test.se > 0 else math.nan
+        p = float(stats.t.sf(t, test.df) if greater else stats.t.cdf(t, test.df)) if math.isfinite(t) else math.nan
+        # the one-sided 1 − α bound: test.low90 and test.high90 are the ends of the 1 − 2α interval
+        low, high = (test.low90, math.inf) if greater else (-math.inf, test.high90)
+        first, second = comparison.sides
+        word = "above" if greater else "below"
+        return Judgement(test.difference, low, high, f"one-sided {100 * (1 - alpha):g}% bound", p,
+                         f"{first} {word} {second}", "not shown")
+
+
+@functools.cache
+def kendall_null(n: int) -> np.ndarray:
+    """P(S ≥ s) under independence for Kendall's S = concordant − discordant pairs of n untied values, indexed by
+    inversions k (S = n(n−1)/2 − 2k): the Mahonian numbers, counted by dynamic programming."""
+    counts = np.array([1.0])
+    for size in range(2, n + 1):  # inserting the size-th value adds 0 .. size − 1 inversions
+        counts = np.convolve(counts, np.ones(size))
+    return np.asarray(np.cumsum(counts) / counts.sum())  # P(inversions <= k) = P(S >= n(n−1)/2 − 2k)
+
+
+def kendall_s(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Kendall's S of each row of ``values`` against ``reference`` (concordant minus discordant pairs)."""
+    i, j = np.triu_indices(len(reference), k=1)
+    return np.asarray(np.sum(np.sign(values[..., i] - values[..., j]) * np.sign(reference[i] - reference[j]), axis=-1))
+
+
+def kendall_p(s: np.ndarray, n: int) -> np.ndarray:
+    """The exact one-sided p, P(S' ≥ s) under independence (no ties)."""
+    pairs = n * (n - 1) // 2
+    inversions = np.floor((pairs - np.asarray(s)) / 2 + 1e-9).astype(int)
+    return np.asarray(kendall_null(n)[np.clip(inversions, 0, pairs)])
+
+
+class RankCorrelation:
+    """Kendall's τ between the sides' means and a reference ordering (the paper's numbers), one-sided, exact; its
+    power simulated: each side's mean drawn around its assumed mean with its SD over √n."""
+
+    detectable_name = "-"
+
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+        reference, sign = self._reference(comparison)
+        means = np.array([side.mean for side in sides])
+        spread = np.array([side.sd / math.sqrt(side.n) for side in sides])
+        if not (np.isfinite(means).all() and np.isfinite(spread).all()):
+            return Power(math.nan, math.nan, "assumed means and SDs of every side (the file lacks some)")
+        draws = np.random.default_rng(SIMULATION_SEED).standard_normal((SIMULATION_REPLICATES, len(sides)))
+        p = kendall_p(sign * kendall_s(means + draws * spread, reference), len(sides))
+        return Power(float(np.mean(p < alpha)), math.nan, "the assumed means")
+
+    def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
+        reference, sign = self._reference(comparison)
+        means = np.array([value.mean for value in values])
+        s = float(kendall_s(means, reference))
+        pairs = len(values) * (len(values) - 1) / 2
+        p = float(kendall_p(np.array(sign * s), len(values)))
+        direction = "agrees with" if sign > 0 else "reverses"
+        return Judgement(s / pairs, math.nan, math.nan, "", p, f"ordering {direction} the reference", "not shown")
+
+    @staticmethod
+    def _reference(comparison: Comparison) -> tuple[np.ndarray, float]:
+        sign = 1.0 if comparison.alternative == GREATER else -1.0
+        return np.array([value for _, value in comparison.reference]), sign
+
+
+class Fisher:
+    """Fisher's exact test, two-sided, of two counts (runs whose statistic is 1 among each side's runs); its power
+    exact, summed over both sides' binomial counts at the assumed rates."""
+
+    detectable_name = "-"
+
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+        (a, b), (n_a, n_b) = (side.rate for side in sides), (side.n for side in sides)
+        if math.isnan(a) or math.isnan(b):
+            return Power(math.nan, math.nan, "assumed rates of both sides (the file lacks one)")
+        k_a, k_b = np.arange(n_a + 1), np.arange(n_b + 1)
+        weights = np.outer(stats.binom.pmf(k_a, n_a, a), stats.binom.pmf(k_b, n_b, b))
+        rejects = np.array([[_fisher_p(x, n_a, y, n_b) < alpha for y in range(n_b + 1)] for x in range(n_a + 1)])
+        return Power(float(np.sum(weights * rejects)), math.nan, f"rates {a:g} and {b:g}")
+
+    def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
+        counts = [int(np.nansum(value.values)) if value.values is not None else 0 for value in values]
+        p = _fisher_p(counts[0], values[0].n, counts[1], values[1].n)
+        return Judgement(counts[0] - counts[1], math.nan, math.nan, "", p, "counts differ", "no difference shown")
+
+
+def _fisher_p(x: int, n_x: int, y: int, n_y: int) -> float:
+    return float(stats.fisher_exact([[x, n_x - x], [y, n_y - y]]).pvalue)
+
+
+KINDS: dict[str, Kind] = {
+    "equivalence": Equivalence(),
+    "difference": Difference(),
+    "directional": Directional(),
+    "rank_correlation": RankCorrelation(),
+    "fisher": Fisher(),
+}
