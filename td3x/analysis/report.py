@@ -38,6 +38,10 @@ from td3x.analysis import (
 from td3x.analysis.aggregates import Normaliser, RowAggregate
 from td3x.analysis.cell_stats import CellStats, cell_stats
 from td3x.analysis.cells import Grid, make_grid
+from td3x.analysis.comparisons import render
+from td3x.analysis.comparisons.judge import Verdicts, judge
+from td3x.analysis.comparisons.schema import RegistrationError
+from td3x.analysis.comparisons.schema import read_registration as read_comparisons
 from td3x.analysis.equivalence import BoundRule
 from td3x.analysis.fidelity import Fidelity
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS
@@ -84,6 +88,7 @@ class Settings:
     bounds: BoundRule = field(default_factory=BoundRule)
     coverage: Path | None = None
     preregistration: Path | None = None
+    registration: Path | None = None  # a registration file (docs: Registered comparisons), judged on the runs
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,6 +113,7 @@ class Report:
     registered: list[RegisteredTest] = field(default_factory=list)  # the pre-registered tests (registered.py)
     registered_study: RegisteredStudy | None = None  # the registered seed study (seed_study_registered.py)
     stalled_amendments: stalled_registered.Judgement | None = None  # its stalled-actors amendments
+    verdicts: Verdicts | None = None  # a registration file's comparisons judged (comparisons/judge.py)
 
 
 @dataclass
@@ -151,6 +157,9 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         registered = [] if registration is None else registered_tests(registration, runs)
         registered_study = None if registration is None else judge_registered(runs, registration)
         stalled_amendments = None if registration is None else judge_stalled(runs, registration)
+        verdicts = None if settings.registration is None else judge(read_comparisons(settings.registration), runs)
+    except RegistrationError:
+        raise  # one line per problem, as td3x-report --plan prints them
     except ValueError as error:
         raise ReportError(str(error)) from error
     in_study = {} if registered_study is None else registered_study.registered_runs()
@@ -190,6 +199,7 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         registered,
         registered_study,
         stalled_amendments,
+        verdicts,
     )
 
 
@@ -243,7 +253,9 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         report: from ``build_report``.
     """
     grid, stats, at_step = report.grid, report.stats, report.at_step
+    verdicts = {} if report.verdicts is None else {"registration": render.verdicts_frame(report.verdicts)}
     return {
+        **verdicts,
         **return_tables.display_frames(grid, stats, at_step),
         **bias.frames(grid, stats),
         **return_tables.record_frames(grid, stats, at_step),
@@ -297,6 +309,7 @@ def render_markdown(
     )
     parts = [
         _header(report),
+        "" if report.verdicts is None else render.verdicts_markdown(report.verdicts),
         *return_tables.markdown(frames, report.at_step),
         bias.markdown(frames),
         fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers, report.peer_sensitivity),

@@ -104,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
         "stated and nothing is judged)",
     )
     parser.add_argument(
+        "--registration",
+        type=given_path,
+        help="a registration file (docs: Registered comparisons): its comparisons are judged on the runs found, "
+        "verdicts only for those whose runs are all complete ('incomplete: k of n runs' otherwise), first in "
+        "report.md and in registration.csv",
+    )
+    parser.add_argument(
         "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"
     )
     return parser
@@ -316,8 +323,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         bounds = load_rule(args.preregistration) if args.preregistration else BoundRule()
-        settings = Settings(args.reps, args.seed, args.at_step, bounds, args.coverage, args.preregistration)
+        settings = Settings(
+            args.reps, args.seed, args.at_step, bounds, args.coverage, args.preregistration, args.registration
+        )
         report = build_report(args.paths, settings)
+    except RegistrationError as error:
+        exit_with("report error", error.problems)
     except (ReportError, FileNotFoundError, PreregistrationError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2

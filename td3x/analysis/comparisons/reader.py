@@ -21,9 +21,19 @@ class Reader:
     """
 
     problems: list[str] = field(default_factory=list)
+    reported: set[str] = field(default_factory=set)  # keys with a problem already: their values say nothing more
 
     def problem(self, key: str, text: str) -> None:
+        self.reported.add(key)
         self.problems.append(f"{key}: {text}" if key else text)
+
+    def missing(self, value: Any, key: str, default: Any) -> bool:
+        """Whether the key is absent with no default (reported as missing once, whoever asks first)."""
+        if value is not MISSING or default is not MISSING:
+            return False
+        if key not in self.reported:
+            self.problem(key, "is missing")
+        return True
 
     def keys(self, node: Mapping[str, Any], key: str, allowed: Collection[str], required: Collection[str] = ()) -> None:
         """Refuse the keys of ``node`` that are not ``allowed`` (with the closest allowed name) and report the
@@ -34,7 +44,7 @@ class Reader:
                 hint = f"; did you mean {close[0]!r}?" if close else f"; allowed: {', '.join(sorted(allowed))}"
                 self.problem(_join(key, str(name)), f"is not a key here{hint}")
         for name in required:
-            if name not in node:
+            if name not in node and _join(key, name) not in self.reported:
                 self.problem(_join(key, name), "is missing")
 
     def mapping(self, value: Any, key: str) -> Mapping[str, Any] | None:
@@ -46,6 +56,8 @@ class Reader:
     def text(self, value: Any, key: str, default: Any = MISSING) -> str | None:
         if value is MISSING and default is not MISSING:
             return default  # type: ignore[no-any-return]
+        if self.missing(value, key, default):
+            return None
         if isinstance(value, str) and value.strip():
             return value
         self.problem(key, f"must be a non-empty text, not {_kind(value)}")
@@ -57,6 +69,8 @@ class Reader:
         """A finite number in [low, high] (``default`` when the key is missing)."""
         if value is MISSING and default is not MISSING:
             return default  # type: ignore[no-any-return]
+        if self.missing(value, key, default):
+            return None
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             self.problem(key, f"must be a number, not {_kind(value)}")
             return None
@@ -76,6 +90,8 @@ class Reader:
     def integer(self, value: Any, key: str, low: int = 0, default: Any = MISSING) -> int | None:
         if value is MISSING and default is not MISSING:
             return default  # type: ignore[no-any-return]
+        if self.missing(value, key, default):
+            return None
         if isinstance(value, bool) or not isinstance(value, int):
             self.problem(key, f"must be a whole number, not {_kind(value)}")
             return None
@@ -87,6 +103,8 @@ class Reader:
     def choice(self, value: Any, key: str, options: Collection[str], default: Any = MISSING) -> str | None:
         if value is MISSING and default is not MISSING:
             return default  # type: ignore[no-any-return]
+        if self.missing(value, key, default):
+            return None
         if isinstance(value, str) and value in options:
             return value
         self.problem(key, f"{value!r} is not allowed: choose one of {', '.join(options)}")
