@@ -18,7 +18,6 @@ said in one line.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -30,7 +29,7 @@ from td3x.sweeps.wandb_view import SEGMENT_NAME, wandb_runs
 X_AXIS = "env_step"  # td3x's define_metric step of train/* and eval/*; W&B's own step counts rows
 CELL = ("paper_row", "env.id")  # the runs table's grouping: a Table 2 cell, its row then its env
 JOB_TYPE = "train"  # every training run's W&B job type; td3x-report --wandb's run is "report"
-BAND = "stddev"  # the spread of a cell's seeds, as Table 2's ± gives it
+BAND = "stddev"  # the spread of a cell's seeds: one standard deviation over trials, the paper's ± (Table 1)
 # section -> {metric: panel title}; the metric names are those td3x logs (docs: Reports and metrics)
 SECTIONS: dict[str, dict[str, str]] = {
     "Return": {
@@ -64,7 +63,7 @@ class SweepRuns:
     projects: tuple[str, ...]  # the W&B projects they logged to
 
     def summary(self) -> str:
-        groups = f"W&B group {', '.join(self.groups)}" if self.groups else "no W&B group"
+        groups = f"W&B group(s) {', '.join(self.groups)}" if self.groups else "no W&B group"
         ungrouped = f" and {len(self.ungrouped_ids)} run(s) without one" if self.groups and self.ungrouped_ids else ""
         return f"{self.runs} W&B run(s) of {groups}{ungrouped}, grouped by {' and '.join(CELL)}"
 
@@ -120,14 +119,14 @@ def library() -> tuple[ModuleType, ModuleType]:
         WorkspaceRefused: it is not installed (or does not import).
     """
     try:
-        return importlib.import_module("wandb_workspaces.workspaces"), importlib.import_module(
-            "wandb_workspaces.reports.v2"
-        )
+        import wandb_workspaces.reports.v2 as reports
+        import wandb_workspaces.workspaces as workspaces
     except ImportError as error:
         raise WorkspaceRefused(
-            f"td3x-sweep workspace needs W&B's wandb-workspaces library ({error}): pip install '{LIBRARY}' "
+            f"building a W&B workspace needs W&B's wandb-workspaces library ({error}): pip install '{LIBRARY}' "
             "(td3x's workspace extra)"
         ) from error
+    return workspaces, reports
 
 
 def build_workspace(runs: SweepRuns, entity: str, project: str, name: str) -> Any:
@@ -158,7 +157,7 @@ def build_workspace(runs: SweepRuns, entity: str, project: str, name: str) -> An
         name=name,
         sections=sections,
         # max_runs: W&B draws the first 10 runs of the table by default; every run of the folder fits
-        settings=ws.WorkspaceSettings(x_axis=X_AXIS, max_runs=max(runs.runs, 1)),
+        settings=ws.WorkspaceSettings(x_axis=X_AXIS, max_runs=runs.runs),
         runset_settings=ws.RunsetSettings(groupby=[ws.Config(key) for key in CELL], filters=_filters(ws, runs)),
     )
 
