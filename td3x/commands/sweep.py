@@ -7,7 +7,8 @@ experiment's ``hydra.sweeper.params`` first, then the command line), through Hyd
 of :mod:`td3x.config.overrides`, and creates nothing. ``status`` reads a sweep dir (every launch into it, as
 :mod:`td3x.sweeps.launches` records them), a run dir, a K-seeds process dir or a folder of runs, and runs
 nothing; ``rerun`` and ``recheck`` train. ``view`` gathers the W&B runs of any of these into one W&B directory
-and opens them in ``wandb leet`` (:mod:`td3x.sweeps.wandb_view`).
+and opens them in ``wandb leet`` (:mod:`td3x.sweeps.wandb_view`); ``workspace`` saves a view of them, once synced, in
+the W&B app (:mod:`td3x.sweeps.wandb_workspace`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ from td3x.rundir.state import COMPLETE, FAILED, STALE, STATES, RunState
 from td3x.sweeps.launches import cwd_problem, launch_records, sweep_dir_override
 from td3x.sweeps.multirun import Job, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
 from td3x.sweeps.wandb_view import gather, view_command, view_lines
+from td3x.sweeps.wandb_workspace import (
+    WorkspaceNotSaved,
+    WorkspaceRefused,
+    build_workspace,
+    save_workspace,
+    sweep_runs,
+    workspace_project,
+    workspace_spec,
+)
 
 
 def _print_list(jobs: list[Job], resources: str | None = None) -> int:
@@ -226,7 +236,28 @@ def open_view(path: Path, no_open: bool) -> int:
     os.execv(sys.executable, [sys.executable, "-m", "wandb", "leet", str(view.wandb_dir)])
 
 
-DESCRIPTION = "List a multirun's jobs before launching it; follow, relaunch and recheck a launched one; view its runs."
+def workspace(path: Path, entity: str, project: str | None, name: str | None, dry_run: bool) -> int:
+    """``td3x-sweep workspace``: build the W&B workspace of the runs at or below ``path``
+    (:mod:`td3x.sweeps.wandb_workspace`), then print it (``dry_run``) or save it to W&B and print its URL."""
+    runs = sweep_runs(path)
+    built = build_workspace(runs, entity, workspace_project(runs, project), name or f"td3x {path.resolve().name}")
+    if dry_run:
+        print(json.dumps(workspace_spec(built), indent=2))
+        return 0
+    print(f"workspace '{built.name}' of {built.entity}/{built.project}: {runs.summary()}", flush=True)
+    try:
+        url = save_workspace(built)
+    except WorkspaceNotSaved as error:
+        print(f"td3x-sweep: {error}", file=sys.stderr)
+        return 1
+    print(f"saved: {url}")
+    return 0
+
+
+DESCRIPTION = (
+    "List a multirun's jobs before launching it; follow, relaunch and recheck a launched one; view its runs, in a "
+    "terminal or in the W&B app."
+)
 COMMANDS = {
     "list": "print every job a td3x-train multirun with these overrides would launch (its run dir, overrides, "
     "steps, seeds, threads and config errors), the counts of jobs and runs, and what a SLURM launcher asks for "
@@ -241,6 +272,9 @@ COMMANDS = {
     "scratch dir (the sweep is left alone) and compare their eval.csv bit for bit",
     "view": "link every W&B run of a sweep dir, a K-seeds dir or a folder of runs into its wandb/ dir, named by "
     "row, env and seed, and open them together in W&B's terminal viewer (wandb leet); runs nothing",
+    "workspace": "save a workspace (a view) in the W&B app for the runs of a sweep dir, a K-seeds dir or a folder of "
+    "runs, once synced: grouped by Table 2 row and env, with panels of their returns and of the critics' "
+    "overestimation bias; needs an API key and the network (--dry-run prints it instead); runs nothing",
 }
 
 
@@ -268,12 +302,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for name in ("rerun", "recheck"):
         sub[name].add_argument("sweep_dir", type=Path, help="a sweep dir (the one holding multirun.yaml)")
-    sub["view"].add_argument(
-        "sweep_dir", type=Path, metavar="path", help="a sweep dir, a run dir, a K-seeds dir or a folder of runs"
-    )
+    for name in ("view", "workspace"):
+        sub[name].add_argument(
+            "sweep_dir", type=Path, metavar="path", help="a sweep dir, a run dir, a K-seeds dir or a folder of runs"
+        )
     sub["view"].add_argument(
         "--no-open", action="store_true", help="link the runs and print the wandb leet command, without opening it"
     )
+    _add_workspace_options(sub["workspace"])
     sub["recheck"].add_argument(
         "--runs", type=int_at_least(1), default=2, metavar="N", help="how many complete runs to re-run"
     )
@@ -287,29 +323,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_workspace_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--entity", required=True, metavar="E", help="the W&B entity (user or team) the runs were synced to"
+    )
+    parser.add_argument(
+        "--project", metavar="P", help="the W&B project (default: the one the runs logged to, logging.project)"
+    )
+    parser.add_argument("--name", metavar="N", help="the workspace's name (default: td3x and the folder's name)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the workspace as W&B would save it (JSON), without W&B"
+    )
+
+
+def _check_path(command: str, path: Path) -> None:
+    """Refuse a path that is not a folder (:class:`FileNotFoundError`), naming what the subcommand takes."""
+    if path.is_dir():
+        return
+    kind = "is a file" if path.exists() else "does not exist"
+    takes = (
+        "a sweep dir"
+        if command in ("rerun", "recheck")
+        else "a sweep dir, a run dir, a K-seeds dir or a folder of runs"
+    )
+    raise FileNotFoundError(f"{path} {kind}: td3x-sweep {command} takes {takes}")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The chosen subcommand, run: its exit code."""
+    if args.command == "list":
+        return _print_list(list_jobs(list(args.overrides)), launcher_resources(list(args.overrides)))
+    _check_path(args.command, args.sweep_dir)
+    if args.command in ("status", "view"):
+        return show(args.command, args.sweep_dir, no_open=getattr(args, "no_open", False))
+    if args.command == "workspace":
+        return workspace(args.sweep_dir, args.entity, args.project, args.name, args.dry_run)
+    if args.command == "recheck":
+        return recheck(args.sweep_dir, args.runs, args.steps)
+    return rerun(args.sweep_dir)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console script ``td3x-sweep``: list, status, rerun, recheck, view."""
+    """Console script ``td3x-sweep``: list, status, rerun, recheck, view, workspace."""
     args = build_parser().parse_args(argv)
     try:
-        if args.command != "list" and not args.sweep_dir.is_dir():
-            kind = "is a file" if args.sweep_dir.exists() else "does not exist"
-            takes = (
-                "a sweep dir, a run dir, a K-seeds dir or a folder of runs"
-                if args.command in ("status", "view")
-                else "a sweep dir"
-            )
-            raise FileNotFoundError(f"{args.sweep_dir} {kind}: td3x-sweep {args.command} takes {takes}")
-        if args.command == "list":
-            sys.exit(_print_list(list_jobs(list(args.overrides)), launcher_resources(list(args.overrides))))
-        if args.command in ("status", "view"):
-            sys.exit(show(args.command, args.sweep_dir, no_open=getattr(args, "no_open", False)))
-        if args.command == "recheck":
-            sys.exit(recheck(args.sweep_dir, args.runs, args.steps))
-        sys.exit(rerun(args.sweep_dir))
+        sys.exit(_run(args))
     except SweepStopped:
         print(f"training stopped: interrupted; resume with: td3x-sweep rerun {args.sweep_dir}", file=sys.stderr)
         sys.exit(1)
-    except (FileNotFoundError, RunFileError) as error:
+    except (FileNotFoundError, RunFileError, WorkspaceRefused) as error:
         exit_with("td3x-sweep", [str(error)])
     except Refused as error:
         exit_with("td3x-sweep", error.problems)

@@ -90,6 +90,20 @@ def link_names(label: str, segments: list[Path]) -> list[str]:
     ]
 
 
+def wandb_runs(path: Path) -> tuple[dict[Path, list[Path]], int]:
+    """The segment dirs of each run at or below ``path`` that has a W&B run, by the run's ``config.yaml`` (in
+    :func:`runs_below`'s order), and how many runs have none (``logging.wandb_mode=disabled``).
+
+    Raises:
+        FileNotFoundError: ``path`` holds no run.
+    """
+    configs = runs_below(path)
+    if not configs:
+        raise FileNotFoundError(f"{path} holds no run: not a sweep dir, a run dir or a folder of runs")
+    runs = {config: segments for config in configs if (segments := run_segments(config.parent))}
+    return runs, len(configs) - len(runs)
+
+
 def gather(path: Path) -> View:
     """Link every W&B run at or below ``path`` into ``path/wandb`` (links made before are replaced); a run dir's
     own ``wandb/`` is already its view and is left as it is. Runs none of which has a W&B run change nothing: there
@@ -99,24 +113,14 @@ def gather(path: Path) -> View:
         FileNotFoundError: ``path`` holds no run.
         RunFileError: ``path/wandb`` cannot be written (not a dir, no permission).
     """
-    configs = runs_below(path)
-    if not configs:
-        raise FileNotFoundError(f"{path} holds no run: not a sweep dir, a run dir or a folder of runs")
+    runs, without = wandb_runs(path)
     view_dir = path / WANDB_DIR
-    if run_configs(path) == [path / CONFIG_FILE]:  # a run dir
-        segments = run_segments(path)
-        return View(view_dir, 1 if segments else 0, len(segments), 0 if segments else 1)
+    if not runs or run_configs(path) == [path / CONFIG_FILE]:  # nothing to link, or a run dir: its own view
+        return View(view_dir, len(runs), sum(map(len, runs.values())), without)
     links: dict[str, Path] = {}
-    without = 0
-    for config in configs:
-        segments = run_segments(config.parent)
-        if not segments:
-            without += 1
-            continue
+    for config, segments in runs.items():
         names = link_names(run_label(read_yaml_mapping(config)), segments)
         links.update(zip(names, segments, strict=True))
-    if not links:
-        return View(view_dir, 0, 0, without)
     try:
         view_dir.mkdir(exist_ok=True)
         for entry in view_dir.iterdir():
@@ -126,7 +130,7 @@ def gather(path: Path) -> View:
             os.symlink(os.path.relpath(segment, view_dir), view_dir / name, target_is_directory=True)
     except OSError as error:
         raise RunFileError(f"cannot link the runs into {view_dir}: {error.strerror or error}") from error
-    return View(view_dir, len(configs) - without, len(links), without)
+    return View(view_dir, len(runs), len(links), without)
 
 
 def view_lines(view: View) -> list[str]:

@@ -1,4 +1,5 @@
-"""Read back what an offline wandb run wrote to disk, so tests can assert on real wandb files without mocks.
+"""Read back what an offline wandb run wrote to disk, so tests can assert on real wandb files without mocks (and
+lay out an empty segment dir, :func:`segment`, where only its name matters).
 
 An offline run (``wandb.init(mode="offline", dir=D)``) writes
 ``D/wandb/offline-run-<YYYYmmdd_HHMMSS>-<id>/run-<id>.wandb`` and, in offline mode, no ``config.yaml`` or
@@ -30,7 +31,7 @@ from typing import Any
 from google.protobuf.json_format import MessageToDict
 from wandb.proto import wandb_internal_pb2
 
-__all__ = ["WandbRun", "find_run_files", "read_records", "read_run", "read_segments"]
+__all__ = ["WandbRun", "find_run_files", "read_records", "read_run", "read_segments", "segment"]
 
 _IDENT = b":W&B"
 _MAGIC = 0xBEE1
@@ -244,3 +245,12 @@ def read_segments(run_dir: Path) -> list[WandbRun]:
     order they started (their dirs are named ``offline-run-<YYYYmmdd_HHMMSS>-<id>``)."""
     files = sorted(find_run_files(run_dir), key=lambda path: path.parent.name.removeprefix("offline-run-"))
     return [read_run(path) for path in files]
+
+
+def segment(run_dir: Path, name: str) -> Path:
+    """A segment dir as W&B names it, with an empty log: ``run_dir/wandb/offline-run-<time>-<id>/run-<id>.wandb``
+    (what td3x looks for to find a run's W&B run, without its records)."""
+    path = run_dir / "wandb" / name
+    path.mkdir(parents=True)
+    (path / f"run-{name.rsplit('-', 1)[1]}.wandb").write_bytes(b"")
+    return path

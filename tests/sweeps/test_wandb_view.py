@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from helpers.scripts import BIN, exit_code
+from helpers.wandb_records import segment
 
 from td3x.analysis.runs import find_runs
 from td3x.commands.sweep import main as sweep_main
@@ -146,14 +147,6 @@ def test_a_run_is_named_by_its_command_line_row_env_and_seed() -> None:
     assert run_label(config) == "no_smoothing-hopper-s12"
     # composed without Hydra's groups (td3x.train): the paper's row and the env id, made safe for a file name
     assert run_label({"env": {"id": "Hopper-v5"}, "seed": 3, "paper_row": "TD3 - TPS"}) == "TD3_-_TPS-Hopper-v5-s3"
-
-
-def segment(run_dir: Path, name: str) -> Path:
-    """A segment dir as W&B names and fills it: ``offline-run-<time>-<id>/run-<id>.wandb``."""
-    path = run_dir / "wandb" / name
-    path.mkdir(parents=True)
-    (path / f"run-{name.rsplit('-', 1)[1]}.wandb").write_bytes(b"")
-    return path
 
 
 def test_a_resumed_run_is_listed_as_parts_of_its_last_attempt_in_start_order(tmp_path: Path) -> None:
