@@ -71,6 +71,8 @@ def _judged(registration: Registration, comparison: Comparison, runs: Sequence[R
     if too_few:
         return Judged(design, values, None, f"not testable: fewer than 2 seeds in {', '.join(too_few)}")
     judgement = KINDS[comparison.test].judge(comparison, list(values), registration.alpha)
+    if comparison.verdict is not None:
+        judgement = replace(judgement, shown=comparison.verdict[0], not_shown=comparison.verdict[1])
     status = DESCRIPTIVE_STATUS if not comparison.claim else _verdict(judgement, judgement.p, registration.alpha)
     return Judged(design, values, judgement, status, observed=_observed(registration, design, values))
 
@@ -86,7 +88,7 @@ def _observed(registration: Registration, design: Planned, values: tuple[Values,
         for assumed, value in zip(design.sides, values, strict=True)
     ]
     kind = KINDS[design.comparison.test]
-    power = kind.power(design.comparison, sides, design.alpha, registration.power)
+    power = kind.power(design.comparison, sides, design.alpha, registration)
     return replace(design, sides=tuple(sides), power=power, scaled=power)
 
 

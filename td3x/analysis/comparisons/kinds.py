@@ -15,14 +15,12 @@ from typing import Protocol
 import numpy as np
 from scipy import stats
 
-from td3x.analysis.comparisons.schema import GREATER, Comparison
+from td3x.analysis.comparisons.schema import GREATER, Comparison, Registration
 from td3x.analysis.comparisons.sides import Assumption, Values
 from td3x.analysis.power import mdd, one_sided_mdd, one_sided_power, smallest_bound, tost_power, welch_power
+from td3x.analysis.spread_tests import bf_tost_p
 from td3x.analysis.tables import difference
-from td3x.analysis.two_sample import Welch, welch_moments
-
-SIMULATION_SEED = 0  # the rank correlation's power is simulated: the same draws every time the plan is made
-SIMULATION_REPLICATES = 20_000
+from td3x.analysis.two_sample import MAX_POOLED, Welch, mean_difference_permutation_test, ratio_interval, welch_moments
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,9 @@ class Judgement:
         p: the test's p-value, before any Holm adjustment.
         shown: the verdict when the (Holm-adjusted) p is below α.
         not_shown: the verdict otherwise.
+        permutation_p: ``difference``: the exact permutation test of the difference of means over every relabelling
+            of the pooled seeds, a check on Welch's p that assumes no normality (NaN for a published side, or above
+            MAX_POOLED seeds).
     """
 
     estimate: float
@@ -61,13 +62,15 @@ class Judgement:
     p: float
     shown: str
     not_shown: str
+    permutation_p: float = math.nan
 
 
 class Kind(Protocol):
     detectable_name: str  # what ``Power.detectable`` is
 
-    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
-        """The design's power at level ``alpha``; ``target`` is the power its detectable effect is computed at."""
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
+        """The design's power at level ``alpha``; ``registration.power`` is the power its detectable effect is
+        computed at, ``registration.simulation`` the draws of a simulated power."""
 
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
         """The test on the sides' values (each with at least 2 seeds)."""
@@ -97,12 +100,12 @@ class Equivalence:
 
     detectable_name = "smallest bound"
 
-    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         delta = _assumed_difference(sides)
         delta, at = (0.0, "no difference") if math.isnan(delta) else (delta, f"a difference of {difference(delta)}")
         bound = float(comparison.bound or 0)
         moments = _pair(sides)
-        return Power(tost_power(delta, bound, *moments, alpha), smallest_bound(*moments, alpha, target), at)
+        return Power(tost_power(delta, bound, *moments, alpha), smallest_bound(*moments, alpha, registration.power), at)
 
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
         test = _welch(values, alpha)
@@ -123,19 +126,22 @@ class Difference:
 
     detectable_name = "MDD"
 
-    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         delta = _assumed_difference(sides)
         moments = _pair(sides)
-        power = math.nan if math.isnan(delta) else welch_power(delta, *moments, alpha)
-        return Power(power, mdd(*moments, alpha, target), f"a difference of {difference(delta)}")
+        detectable = mdd(*moments, alpha, registration.power)
+        if math.isnan(delta):
+            return Power(math.nan, detectable, "no assumed means (the MDD alone)")
+        return Power(welch_power(delta, *moments, alpha), detectable, f"a difference of {difference(delta)}")
 
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
-        test = welch_moments(
-            (values[0].mean, values[0].sd, values[0].n), (values[1].mean, values[1].sd, max(values[1].n, 2)),
-            alpha, 1 - alpha,
-        )
+        x, y = values
+        test = welch_moments((x.mean, x.sd, x.n), (y.mean, y.sd, max(y.n, 2)), alpha, 1 - alpha)
         level = f"{100 * (1 - alpha):g}% CI"
-        return Judgement(test.difference, test.low, test.high, level, test.p, "differ", "no difference detected")
+        exact = x.values is not None and y.values is not None and x.n + y.n <= MAX_POOLED
+        permutation = mean_difference_permutation_test(x.values, y.values).p if exact else math.nan  # type: ignore[arg-type]
+        words = ("difference detected", "no difference detected")
+        return Judgement(test.difference, test.low, test.high, level, test.p, *words, permutation)
 
 
 class Directional:
@@ -143,12 +149,14 @@ class Directional:
 
     detectable_name = "MDD"
 
-    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         sign = 1.0 if comparison.alternative == GREATER else -1.0
         delta = sign * _assumed_difference(sides)
         moments = _pair(sides)
-        power = math.nan if math.isnan(delta) else one_sided_power(delta, *moments, alpha)
-        return Power(power, one_sided_mdd(*moments, alpha, target), f"a difference of {difference(sign * delta)}")
+        detectable = one_sided_mdd(*moments, alpha, registration.power)
+        if math.isnan(delta):
+            return Power(math.nan, detectable, "no assumed means (the MDD alone)")
+        return Power(one_sided_power(delta, *moments, alpha), detectable, f"a difference of {difference(sign * delta)}")
 
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
         test = _welch(values, alpha)
@@ -192,13 +200,14 @@ class RankCorrelation:
 
     detectable_name = "-"
 
-    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         reference, sign = self._reference(comparison)
         means = np.array([side.mean for side in sides])
         spread = np.array([side.sd / math.sqrt(side.n) for side in sides])
         if not (np.isfinite(means).all() and np.isfinite(spread).all()):
             return Power(math.nan, math.nan, "assumed means and SDs of every side (the file lacks some)")
-        draws = np.random.default_rng(SIMULATION_SEED).standard_normal((SIMULATION_REPLICATES, len(sides)))
+        simulation = registration.simulation
+        draws = np.random.default_rng(simulation.seed).standard_normal((simulation.replicates, len(sides)))
         p = kendall_p(sign * kendall_s(means + draws * spread, reference), len(sides))
         return Power(float(np.mean(p < alpha)), math.nan, "the assumed means")
 
@@ -223,7 +232,7 @@ class Fisher:
 
     detectable_name = "-"
 
-    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, target: float) -> Power:
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         (a, b), (n_a, n_b) = (side.rate for side in sides), (side.n for side in sides)
         if math.isnan(a) or math.isnan(b):
             return Power(math.nan, math.nan, "assumed rates of both sides (the file lacks one)")
@@ -238,6 +247,33 @@ class Fisher:
         return Judgement(counts[0] - counts[1], math.nan, math.nan, "", p, "counts differ", "no difference shown")
 
 
+class Spread:
+    """Brown-Forsythe TOST of the SD ratio (first side over second) within [1/bound, bound]: each one-sided Welch
+    test of the first side's absolute deviations from its median against the bound times the second's; its power
+    simulated with normal runs at the assumed SDs' ratio (1 without assumed SDs)."""
+
+    detectable_name = "-"
+
+    def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
+        bound = float(comparison.bound or 0)
+        ratio = sides[0].sd / sides[1].sd
+        ratio, at = (1.0, "an SD ratio of 1") if not math.isfinite(ratio) else (ratio, f"an SD ratio of {ratio:.3g}")
+        rng = np.random.default_rng(registration.simulation.seed)
+        shape = (registration.simulation.replicates,)
+        x = ratio * rng.standard_normal((*shape, sides[0].n))
+        y = rng.standard_normal((*shape, sides[1].n))
+        return Power(float(np.mean(bf_tost_p(x, y, 1 / bound, bound) < alpha)), math.nan, at)
+
+    def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
+        x, y = values
+        bound = float(comparison.bound or 0)
+        ratio = x.sd / y.sd
+        low, high = ratio_interval(ratio, x.n, y.n, 1 - 2 * alpha)
+        p = float(bf_tost_p(np.asarray(x.values), np.asarray(y.values), 1 / bound, bound))
+        return Judgement(ratio, low, high, f"{100 * (1 - 2 * alpha):g}% F interval", p,
+                         f"spread as large as {comparison.sides[1]}'s within a factor of {bound:g}", "not shown")
+
+
 def _fisher_p(x: int, n_x: int, y: int, n_y: int) -> float:
     return float(stats.fisher_exact([[x, n_x - x], [y, n_y - y]]).pvalue)
 
@@ -248,4 +284,5 @@ KINDS: dict[str, Kind] = {
     "directional": Directional(),
     "rank_correlation": RankCorrelation(),
     "fisher": Fisher(),
+    "spread": Spread(),
 }

@@ -65,10 +65,10 @@ def planned(registration: Registration, comparison: Comparison, n: int | None = 
     """A comparison's design, its runs sides at their registered seeds (or ``n`` each)."""
     statistic = registration.statistics[comparison.statistic]
     sides = tuple(assumption(registration, registration.sides[name], statistic, n) for name in comparison.sides)
-    kind, alpha, target = KINDS[comparison.test], level(registration, comparison), registration.power
+    kind, alpha = KINDS[comparison.test], level(registration, comparison)
     scaled = [side.scaled(registration.sd_factor) for side in sides]
-    return Planned(comparison, alpha, sides, kind.power(comparison, list(sides), alpha, target),
-                   kind.power(comparison, scaled, alpha, target))
+    return Planned(comparison, alpha, sides, kind.power(comparison, list(sides), alpha, registration),
+                   kind.power(comparison, scaled, alpha, registration))
 
 
 def make_plan(registration: Registration) -> Plan:

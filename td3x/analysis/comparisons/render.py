@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from td3x.analysis.comparisons.judge import Judged, Verdicts
-from td3x.analysis.comparisons.kinds import KINDS
+from td3x.analysis.comparisons.kinds import KINDS, Power
 from td3x.analysis.comparisons.plan import Plan, Planned
 from td3x.analysis.comparisons.schema import Registration
 from td3x.analysis.comparisons.sides import assumption
@@ -121,33 +121,58 @@ def _sizing_text(plan: Plan) -> str:
 
 
 def verdicts_frame(verdicts: Verdicts) -> pd.DataFrame:
-    """One row per comparison: its sides' seeds found, the estimate and interval, p and Holm's p, the verdict, and
-    the registered power and detectable effect beside the same at the spreads the runs showed."""
-    return pd.DataFrame([_verdict_row(judged) for judged in verdicts.rows])
+    """One row per comparison, as numbers (registration.csv): each side's seeds and mean, the estimate and its
+    interval, p, Holm's p, the exact permutation p, the verdict, and the registered power and detectable effect
+    beside the same at the spreads the runs showed. An incomplete comparison's numbers are empty."""
+    return pd.DataFrame([_verdict_record(judged) for judged in verdicts.rows])
 
 
-def _verdict_row(judged: Judged) -> dict[str, str]:
-    row = judged.planned
-    result = judged.judgement
+def _verdict_record(judged: Judged) -> dict[str, object]:
+    comparison, result = judged.planned.comparison, judged.judgement
+    record: dict[str, object] = {"comparison": comparison.name, "test": comparison.test, "role": comparison.role,
+                                 "family": comparison.family or "", "verdict": judged.status}
     if result is None:
-        return {"comparison": row.comparison.name, "test": row.comparison.test, "verdict": judged.status}
+        return record
+    observed = judged.observed
+    return {
+        **record,
+        "seeds": " / ".join(str(values.n) if values.values is not None else "const" for values in judged.values),
+        "means": " / ".join(repr(values.mean) for values in judged.values),
+        "estimate": result.estimate,
+        "low": result.low,
+        "high": result.high,
+        "interval": result.interval,
+        "p": result.p,
+        "holm_p": judged.holm_p,
+        "permutation_p": result.permutation_p,
+        "power_registered": judged.planned.power.power,
+        "power_observed_sds": observed.power.power if observed else math.nan,
+        "detectable_registered": judged.planned.power.detectable,
+        "detectable_observed_sds": observed.power.detectable if observed else math.nan,
+    }
+
+
+def _verdict_text(judged: Judged) -> dict[str, str]:
+    """The Markdown row: the record's numbers at the tables' precision, no number where the comparison waits."""
+    record = _verdict_record(judged)
+    if judged.judgement is None:
+        return {"test": str(record["test"]), "verdict": judged.status}
+    result, rank = judged.judgement, record["test"] == "rank_correlation"
+    registered = judged.planned.power
+    observed = judged.observed.power if judged.observed else Power(math.nan, math.nan, "")
     interval = "" if math.isnan(result.low) and math.isnan(result.high) else (
         f"[{number(result.low)}, {number(result.high)}] ({result.interval})"
     )
     return {
-        "comparison": row.comparison.name,
-        "test": row.comparison.test,
-        "seeds": " / ".join(str(values.n) if values.values is not None else "const" for values in judged.values),
+        "test": str(record["test"]),
+        "seeds": str(record["seeds"]),
         "means": " / ".join(number(values.mean) for values in judged.values),
-        "estimate": number(result.estimate, 3 if row.comparison.test == "rank_correlation" else 2),
+        "estimate": number(result.estimate, 3 if rank else 2),
         "interval": interval,
-        "p": _power(result.p),
-        "Holm p": _power(judged.holm_p) if row.comparison.claim and row.comparison.family else "",
+        "p (Holm)": _power(result.p) + (f" ({_power(judged.holm_p)})" if math.isfinite(judged.holm_p) else ""),
         "verdict": judged.status,
-        "power (registered)": _power(row.power.power),
-        "power (observed SDs)": _power(judged.observed.power.power) if judged.observed else "n/a",
-        "MDD/bound (registered)": number(row.power.detectable),
-        "MDD/bound (observed SDs)": number(judged.observed.power.detectable) if judged.observed else "n/a",
+        "power: registered; at the observed SDs": f"{_power(registered.power)}; {_power(observed.power)}",
+        "MDD or bound reached: registered; observed": f"{number(registered.detectable)}; {number(observed.detectable)}",
     }
 
 
@@ -161,6 +186,6 @@ def verdicts_markdown(verdicts: Verdicts) -> str:
         f"{verdicts.runs_complete} of {verdicts.runs_registered} registered runs complete. A verdict is given only "
         "when every run of the comparison is; an incomplete comparison shows no number.",
         "",
-        markdown(verdicts_frame(verdicts).set_index("comparison")),
+        markdown(pd.DataFrame({row.planned.comparison.name: _verdict_text(row) for row in verdicts.rows}).T.fillna("")),
     ]
     return "\n".join(lines) + "\n"

@@ -43,6 +43,8 @@ TESTS = {
     "directional": TestRule(2, 2, alternative=True),  # Welch, one-sided: the first side above (or below) the second
     "rank_correlation": TestRule(3, 1000, alternative=True, reference=True, runs_only=True),  # Kendall's τ
     "fisher": TestRule(2, 2, counts=True, runs_only=True),  # Fisher's exact test of two counts
+    # Brown-Forsythe TOST of the SD ratio within [1/bound, bound]
+    "spread": TestRule(2, 2, bound=True, runs_only=True),
 }
 
 
@@ -61,10 +63,19 @@ class Comparison:
     reference: tuple[tuple[str, float], ...] = ()  # rank_correlation: each side's reference value
     reference_source: str = ""
     question: str = ""
+    verdict: tuple[str, str] | None = None  # the file's own words for the verdict, when shown and when not
 
     @property
     def claim(self) -> bool:
         return self.role == CLAIM
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """The draws of a power that is simulated (rank_correlation, spread): how many, from which seed."""
+
+    replicates: int = 20_000
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -90,6 +101,7 @@ class Registration:
     sizing: Sizing | None = None
     notes: str = ""
     family_sizes: Mapping[str, int] = field(default_factory=dict)
+    simulation: Simulation = field(default_factory=Simulation)
 
     def family_size(self, comparison: Comparison) -> int:
         """How many claims share the comparison's Holm family (1 without one; 0 for a descriptive comparison)."""
@@ -108,6 +120,7 @@ class RegistrationError(ValueError):
 
 TOP_KEYS = (
     "registration", "title", "alpha", "power", "sd_factor", "sizing", "statistics", "sides", "comparisons", "notes",
+    "simulation",
 )
 
 
@@ -127,9 +140,9 @@ def read_registration(path: Path) -> Registration:
     except OSError as error:
         raise RegistrationError(path, [f"cannot be read: {error.strerror or error}"]) from error
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise RegistrationError(path, [f"is not valid YAML{where}"]) from error
+        mark, reason = getattr(error, "problem_mark", None), getattr(error, "problem", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise RegistrationError(path, [f"is not valid YAML{where}" + (f": {reason}" if reason else "")]) from error
     reader = Reader()
     registration = _registration(reader, data, path)
     if reader.problems or registration is None:
@@ -158,6 +171,7 @@ def _registration(reader: Reader, data: Any, path: Path) -> Registration | None:
     broken = _declared(top.get("statistics")) - set(statistics), _declared(top.get("sides")) - set(sides)
     comparisons = _comparisons(reader, top.get("comparisons", MISSING), statistics, sides, broken)
     sizing = _sizing(reader, top["sizing"]) if "sizing" in top else None
+    simulation = _simulation(reader, top["simulation"]) if "simulation" in top else Simulation()
     for side in sides.values():
         named = side.assumed.sd_statistic if side.assumed else None
         if named is not None and named not in statistics:
@@ -170,7 +184,7 @@ def _registration(reader: Reader, data: Any, path: Path) -> Registration | None:
             families[comparison.family] = families.get(comparison.family, 0) + 1
     return Registration(
         path, str(title), float(alpha or 0), float(power or 0), float(sd_factor or 0), statistics, sides,
-        tuple(comparisons), sizing, str(notes), families,
+        tuple(comparisons), sizing, str(notes), families, simulation or Simulation(),
     )
 
 
@@ -192,6 +206,16 @@ def _named(reader: Reader, node: Any, key: str, read: Any) -> dict[str, Any]:
     return {name: value for name, value in found.items() if value is not None}
 
 
+def _simulation(reader: Reader, node: Any) -> Simulation | None:
+    mapping = reader.mapping(node, "simulation")
+    if mapping is None:
+        return None
+    reader.keys(mapping, "simulation", ("replicates", "seed"))
+    replicates = reader.integer(mapping.get("replicates", MISSING), "simulation.replicates", low=1000, default=20_000)
+    seed = reader.integer(mapping.get("seed", MISSING), "simulation.seed", default=0)
+    return None if replicates is None or seed is None else Simulation(replicates, seed)
+
+
 def _sizing(reader: Reader, node: Any) -> Sizing | None:
     mapping = reader.mapping(node, "sizing")
     if mapping is None:
@@ -208,7 +232,7 @@ def _sizing(reader: Reader, node: Any) -> Sizing | None:
 
 # ------------------------------------------------------------------------------------------------ comparisons
 COMPARISON_KEYS = ("name", "test", "sides", "statistic", "role", "family", "bound", "alternative", "reference",
-                   "question")
+                   "question", "verdict")
 
 
 def _comparisons(
@@ -268,6 +292,8 @@ def _comparison(
     if not _fits_rule(reader, key, mapping, rule, [sides[side] for side in names], statistics[str(statistic)]):
         return None
     bound = reader.positive(mapping.get("bound", MISSING), f"{key}.bound") if rule.bound else None
+    if test == "spread" and bound is not None and bound <= 1:
+        reader.problem(f"{key}.bound", f"{bound:g} must be above 1: spread claims an SD ratio within [1/bound, bound]")
     alternative = reader.choice(mapping.get("alternative", MISSING), f"{key}.alternative", (GREATER, LESS), GREATER)
     reference, reference_source = (
         _reference(reader, mapping.get("reference", MISSING), f"{key}.reference", [sides[s] for s in names])
@@ -275,10 +301,22 @@ def _comparison(
         else ((), "")
     )
     question = reader.text(mapping.get("question", MISSING), f"{key}.question", default="")
+    verdict = _verdict_words(reader, mapping["verdict"], f"{key}.verdict") if "verdict" in mapping else None
     return Comparison(
         str(name), str(test), tuple(names), str(statistic), str(role), family, bound, str(alternative),
-        reference, reference_source, str(question),
+        reference, reference_source, str(question), verdict,
     )
+
+
+def _verdict_words(reader: Reader, node: Any, key: str) -> tuple[str, str] | None:
+    """``{shown: ..., not_shown: ...}``: the words of a claim's verdict, instead of its test's."""
+    mapping = reader.mapping(node, key)
+    if mapping is None:
+        return None
+    reader.keys(mapping, key, ("shown", "not_shown"), required=("shown", "not_shown"))
+    shown = reader.text(mapping.get("shown", MISSING), f"{key}.shown")
+    not_shown = reader.text(mapping.get("not_shown", MISSING), f"{key}.not_shown")
+    return None if shown is None or not_shown is None else (shown, not_shown)
 
 
 def _fits_rule(

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from td3x.analysis.comparisons.kinds import KINDS, kendall_null, kendall_p, kendall_s
-from td3x.analysis.comparisons.schema import Comparison
+from td3x.analysis.comparisons.schema import Comparison, Simulation
 from td3x.analysis.comparisons.side_entries import Side
 from td3x.analysis.comparisons.sides import Assumption, Values
 from td3x.analysis.power import one_sided_mdd, one_sided_power
@@ -27,6 +28,7 @@ def constant(name: str, mean: float) -> Values:
     return Values(Side(name, published_mean=mean, published_n=10), None, mean, 0.0, 10)
 
 
+DESIGN = SimpleNamespace(power=0.8, simulation=Simulation())  # what a kind's power reads of a registration
 X = [10.0, 12.5, 11.0, 13.2, 9.8]
 Y = [8.1, 9.0, 7.5, 10.2, 8.8, 9.9]
 
@@ -97,10 +99,10 @@ def test_rank_correlation_power_is_alpha_or_less_without_an_ordering_and_near_1_
     reference = tuple((name, float(i)) for i, name in enumerate(names))
     comparison = Comparison("order", "rank_correlation", names, "s", reference=reference)
     flat = [Assumption(0.0, 1.0, 5, math.nan, "") for _ in names]
-    size = KINDS["rank_correlation"].power(comparison, flat, 0.05, 0.8).power
+    size = KINDS["rank_correlation"].power(comparison, flat, 0.05, DESIGN).power
     assert size <= 0.05 and size > 0.02  # exact null: at most α (S is discrete)
     clear = [Assumption(100.0 * i, 1.0, 5, math.nan, "") for i in range(8)]
-    assert KINDS["rank_correlation"].power(comparison, clear, 0.05, 0.8).power == pytest.approx(1.0)
+    assert KINDS["rank_correlation"].power(comparison, clear, 0.05, DESIGN).power == pytest.approx(1.0)
 
 
 def test_one_sided_power_is_alpha_at_no_effect_and_its_mdd_reaches_the_power() -> None:
@@ -114,7 +116,7 @@ def test_directional_power_matches_a_simulation() -> None:
     and above it (the formula takes Welch's df at the true SDs; the test's own df, from estimated SDs, is lower)."""
     comparison = Comparison("x above y", "directional", ("x", "y"), "s")
     sides = [Assumption(1.5, 1.0, 5, math.nan, ""), Assumption(0.0, 1.0, 5, math.nan, "")]
-    planned = KINDS["directional"].power(comparison, sides, 0.05, 0.8).power
+    planned = KINDS["directional"].power(comparison, sides, 0.05, DESIGN).power
     rng = np.random.default_rng(0)
     x, y = rng.normal(1.5, 1.0, (40_000, 5)), rng.normal(0.0, 1.0, (40_000, 5))
     p = stats.ttest_ind(x, y, axis=1, equal_var=False, alternative="greater").pvalue
@@ -130,7 +132,7 @@ def test_fisher_p_is_scipys_and_its_power_is_exact() -> None:
     assert result.p == pytest.approx(stats.fisher_exact([[4, 4], [0, 8]]).pvalue)
     # equal rates: the test rejects at most α of the time (it is conservative)
     same = [Assumption(math.nan, math.nan, 8, 0.3, ""), Assumption(math.nan, math.nan, 8, 0.3, "")]
-    assert KINDS["fisher"].power(comparison, same, 0.05, 0.8).power <= 0.05
+    assert KINDS["fisher"].power(comparison, same, 0.05, DESIGN).power <= 0.05
     # 2 runs a side, rates 1 and 0: it rejects only at counts 2 and 0, and Fisher's p there is 1/3: never
     sure = [Assumption(math.nan, math.nan, 2, 1.0, ""), Assumption(math.nan, math.nan, 2, 0.0, "")]
-    assert KINDS["fisher"].power(comparison, sure, 0.05, 0.8).power == 0.0
+    assert KINDS["fisher"].power(comparison, sure, 0.05, DESIGN).power == 0.0
