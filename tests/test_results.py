@@ -38,9 +38,12 @@ COVERAGE = [  # the aggregates' measured coverage; the pre-registration's bounds
 ]
 
 
-def report_command(runs: str, report: str) -> list[str]:
-    """td3x-report's command line (from the repository root) that makes a published report from its runs."""
-    return [runs, "--out", report, "--plotly", "none", *COVERAGE]
+def report_command(runs: str, report: str, registration: str | None = None) -> list[str]:
+    """td3x-report's command line (from the repository root) that makes a published report from its runs: a
+    registered study's with its registration file (docs: Registered comparisons)."""
+    if registration is None:
+        return [runs, "--out", report, "--plotly", "none", *COVERAGE]
+    return [runs, "--out", report, "--plotly", "none", *COVERAGE[:2], "--registration", registration]
 
 
 REPORT_COMMAND = report_command("docs/results/runs", "docs/results/report")
@@ -62,7 +65,9 @@ STALLED = RESULTS / "stalled_actors"
 STALLED_COMMAND = report_command("docs/results/stalled_actors/runs", "docs/results/stalled_actors/report")
 # the paper's horizon (docs/results/preregistration.yaml, paper_horizon): five 1M-step HalfCheetah-v5 runs, report
 HORIZON = RESULTS / "horizon"
-HORIZON_COMMAND = report_command("docs/results/horizon/runs", "docs/results/horizon/report")
+HORIZON_COMMAND = report_command(
+    "docs/results/horizon/runs", "docs/results/horizon/report", "docs/results/horizon/registration.yaml"
+)
 STUDY_STEPS, STUDY_N = 15_000, 5
 SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
 # (runs dir, report dir, page, the report's command, tables the report must have)
@@ -95,7 +100,7 @@ PUBLISHED = {
         HORIZON / "report",
         HORIZON / "index.md",
         HORIZON_COMMAND,
-        {"registered.csv", "table2.csv", "table1.csv", "fidelity.csv"},
+        {"registration.csv", "registration_sides.csv", "table2.csv", "table1.csv", "fidelity.csv"},
     ),
 }
 PAGES = [name for name, (_, _, page, _, _) in PUBLISHED.items() if page is not None]

@@ -253,7 +253,14 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         report: from ``build_report``.
     """
     grid, stats, at_step = report.grid, report.stats, report.at_step
-    verdicts = {} if report.verdicts is None else {"registration": render.verdicts_frame(report.verdicts)}
+    verdicts = (
+        {}
+        if report.verdicts is None
+        else {
+            "registration": render.verdicts_frame(report.verdicts),
+            "registration_sides": render.sides_records(report.verdicts),
+        }
+    )
     return {
         **verdicts,
         **return_tables.display_frames(grid, stats, at_step),

@@ -6,11 +6,12 @@ import math
 
 import pandas as pd
 
+from td3x.algo.seed_statistics import t_interval
 from td3x.analysis.comparisons.judge import Judged, Verdicts
 from td3x.analysis.comparisons.kinds import KINDS, Power
 from td3x.analysis.comparisons.plan import Plan, Planned
 from td3x.analysis.comparisons.schema import Registration
-from td3x.analysis.comparisons.sides import assumption
+from td3x.analysis.comparisons.sides import Values, assumption
 from td3x.analysis.tables import markdown, number
 
 
@@ -165,15 +166,77 @@ def _verdict_text(judged: Judged) -> dict[str, str]:
     )
     return {
         "test": str(record["test"]),
-        "seeds": str(record["seeds"]),
-        "means": " / ".join(number(values.mean) for values in judged.values),
+        "verdict": judged.status,
         "estimate": number(result.estimate, 3 if rank else 2),
         "interval": interval,
         "p (Holm)": _power(result.p) + (f" ({_power(judged.holm_p)})" if math.isfinite(judged.holm_p) else ""),
-        "verdict": judged.status,
+        "exact permutation p": _power(result.permutation_p) if math.isfinite(result.permutation_p) else "",
+        "seeds": str(record["seeds"]),
+        "means": " / ".join(number(values.mean) for values in judged.values),
         "power: registered; at the observed SDs": f"{_power(registered.power)}; {_power(observed.power)}",
         "MDD or bound reached: registered; observed": f"{number(registered.detectable)}; {number(observed.detectable)}",
     }
+
+
+def sides_records(verdicts: Verdicts) -> pd.DataFrame:
+    """One row per side and statistic a comparison reads (registration_sides.csv): its seeds complete of those
+    registered, the seeds rerun, and, where a complete comparison reads it, its mean, SD and 95% Student-t interval
+    over seeds (a side that only incomplete comparisons read shows no number)."""
+    return pd.DataFrame(_side_records(verdicts))
+
+
+def _side_records(verdicts: Verdicts) -> list[dict[str, object]]:
+    return [_side_record(values, statistic, shown) for (_, statistic), (values, shown) in _sides(verdicts)]
+
+
+def _sides(verdicts: Verdicts) -> list[tuple[tuple[str, str], tuple[Values, bool]]]:
+    """Each (side, statistic) the comparisons read, with its values and whether a complete comparison reads it."""
+    found: dict[tuple[str, str], tuple[Values, bool]] = {}
+    for row in verdicts.rows:
+        for values in row.values:
+            key = (values.side.name, row.planned.comparison.statistic)
+            found[key] = (values, row.judgement is not None or found.get(key, (values, False))[1])
+    return list(found.items())
+
+
+def _side_record(values: Values, statistic: str, shown: bool) -> dict[str, object]:
+    record: dict[str, object] = {"side": values.side.name, "statistic": statistic, "kind": values.side.kind}
+    if values.found is not None:
+        reruns = " ".join(map(str, values.found.reruns))
+        record |= {"complete": len(values.found.complete), "registered": values.found.registered, "reruns": reruns}
+    if shown:
+        low, high = _t_interval(values)
+        record |= {"n": values.n, "mean": values.mean, "sd": values.sd, "ci95_low": low, "ci95_high": high}
+    return record
+
+
+def _t_interval(values: Values) -> tuple[float, float]:
+    """The 95% Student-t interval of the side's mean over its seeds (NaN for a published mean)."""
+    if values.values is None or len(values.values) < 2:
+        return math.nan, math.nan
+    _, low, high = t_interval(values.values)
+    return float(low), float(high)
+
+
+def _side_text(record: dict[str, object]) -> dict[str, str]:
+    runs = f"{record['complete']} of {record['registered']}" if "complete" in record else ""
+    if record.get("reruns"):
+        runs += f"; reruns: seeds {record['reruns']}"
+    if "mean" not in record:
+        return {"kind": str(record["kind"]), "runs complete": runs}
+    sd, low, high = (float(record[key]) for key in ("sd", "ci95_low", "ci95_high"))  # type: ignore[arg-type]
+    return {
+        "kind": str(record["kind"]),
+        "runs complete": runs,
+        "mean": number(float(record["mean"])),  # type: ignore[arg-type]
+        "SD": number(sd) if sd > 0 else "none (a constant)",
+        "95% CI (t)": f"[{number(low)}, {number(high)}]" if math.isfinite(low) else "",
+    }
+
+
+def _sides_text(verdicts: Verdicts) -> pd.DataFrame:
+    records = _side_records(verdicts)
+    return pd.DataFrame({f"{r['side']} ({r['statistic']})": _side_text(r) for r in records}).T.fillna("")
 
 
 def verdicts_markdown(verdicts: Verdicts) -> str:
@@ -187,5 +250,9 @@ def verdicts_markdown(verdicts: Verdicts) -> str:
         "when every run of the comparison is; an incomplete comparison shows no number.",
         "",
         markdown(pd.DataFrame({row.planned.comparison.name: _verdict_text(row) for row in verdicts.rows}).T.fillna("")),
+        "",
+        "Each side as the comparisons read it (the mean, SD and 95% Student-t interval over its seeds):",
+        "",
+        markdown(_sides_text(verdicts)),
     ]
     return "\n".join(lines) + "\n"

@@ -44,12 +44,15 @@ class Found:
     Attributes:
         complete: the complete runs of registered seeds, in the registered seeds' order.
         registered: how many seeds the side registers.
-        problems: why a registered seed has no complete run (missing, unfinished, found twice), one line each.
+        problems: why a registered seed has no complete run (missing, unfinished, two complete runs), one line each.
+        reruns: the seeds with more than one run dir, one of them complete (a failed or lost run rerun with the
+            same seed and config): the complete one counts, and the report lists the seed.
     """
 
     complete: tuple[Run, ...]
     registered: int
     problems: tuple[str, ...]
+    reruns: tuple[int, ...] = ()
 
     @property
     def is_complete(self) -> bool:
@@ -57,24 +60,26 @@ class Found:
 
 
 def find_side_runs(selector: Selector, runs: Sequence[Run]) -> Found:
-    """The selector's run for each registered seed: a seed with no run, an unfinished one, or two runs is a
-    problem (two runs of one seed: the selector must say which)."""
+    """The selector's complete run for each registered seed: a seed with none (no run, or an unfinished one), or
+    with two complete runs (the selector must say which), is a problem; one complete among others is a rerun."""
     by_seed: dict[int, list[Run]] = {}
     for run in runs:
         if matches(selector, run) and run.seed in selector.seeds:
             by_seed.setdefault(run.seed, []).append(run)
-    complete, problems = [], []
+    complete, problems, reruns = [], [], []
     for seed in selector.seeds:
         found = by_seed.get(seed, [])
-        if len(found) > 1:
-            problems.append(f"seed {seed}: {len(found)} runs match ({', '.join(str(r.path) for r in found)})")
+        done = [run for run in found if run.problem is None]
+        if len(done) > 1:
+            problems.append(f"seed {seed}: {len(done)} complete runs match ({', '.join(str(r.path) for r in done)})")
         elif not found:
             problems.append(f"seed {seed}: no run")
-        elif found[0].problem is not None:
+        elif not done:
             problems.append(f"seed {seed}: {found[0].problem}")
         else:
-            complete.append(found[0])
-    return Found(tuple(complete), len(selector.seeds), tuple(problems))
+            complete.append(done[0])
+            reruns += [seed] if len(found) > 1 else []
+    return Found(tuple(complete), len(selector.seeds), tuple(problems), tuple(reruns))
 
 
 @dataclass(frozen=True, eq=False)  # holds an array
