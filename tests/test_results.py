@@ -55,14 +55,22 @@ STUDY_COMMAND = report_command("docs/results/seed_study/runs", "docs/results/see
 # the registered seed study (docs/results/preregistration.yaml, seed_study): its complete conditions' runs, its report
 REGISTERED_STUDY = RESULTS / "seed_study_registered"
 REGISTERED_STUDY_COMMAND = report_command(
-    "docs/results/seed_study_registered/runs", "docs/results/seed_study_registered/report"
+    "docs/results/seed_study_registered/runs", "docs/results/seed_study_registered/report",
+    "docs/results/seed_study_registered/registration.yaml",
 )
 # the registered peer comparison (docs/results/preregistration.yaml, peer): each side's complete runs, their report
 REGISTERED_PEER = RESULTS / "peer_registered"
-REGISTERED_PEER_COMMAND = report_command("docs/results/peer_registered/runs", "docs/results/peer_registered/report")
+REGISTERED_PEER_COMMAND = report_command(
+    "docs/results/peer_registered/runs", "docs/results/peer_registered/report",
+    "docs/results/peer_registered/registration.yaml",
+)
 # the stalled-actors amendments (docs/results/preregistration.yaml, stalled_actors and its control): their runs, report
 STALLED = RESULTS / "stalled_actors"
-STALLED_COMMAND = report_command("docs/results/stalled_actors/runs", "docs/results/stalled_actors/report")
+STALLED_COMMAND = report_command(
+    "docs/results/stalled_actors/runs",
+    "docs/results/stalled_actors/report",
+    "docs/results/stalled_actors/registration.yaml",
+)
 # the paper's horizon (docs/results/preregistration.yaml, paper_horizon): five 1M-step HalfCheetah-v5 runs, report
 HORIZON = RESULTS / "horizon"
 HORIZON_COMMAND = report_command(
@@ -79,21 +87,21 @@ PUBLISHED = {
         REGISTERED_STUDY / "report",
         REGISTERED_STUDY / "index.md",
         REGISTERED_STUDY_COMMAND,
-        {"seed_study_registered.csv", "seed_study.csv"},
+        {"registration.csv", "registration_sides.csv", "seed_study.csv"},
     ),
     "peer_registered": (
         REGISTERED_PEER / "runs",
         REGISTERED_PEER / "report",
         REGISTERED_PEER / "index.md",
         REGISTERED_PEER_COMMAND,
-        {"registered.csv", "fidelity.csv"},
+        {"registration.csv", "registration_sides.csv", "fidelity.csv"},
     ),
     "stalled_actors": (
         STALLED / "runs",
         STALLED / "report",
         STALLED / "index.md",
         STALLED_COMMAND,
-        {"stalled_registered.csv", "stalled_actors.csv"},
+        {"registration.csv", "registration_sides.csv", "stalled_actors.csv"},
     ),
     "horizon": (
         HORIZON / "runs",

@@ -39,7 +39,7 @@ from td3x.analysis.aggregates import Normaliser, RowAggregate
 from td3x.analysis.cell_stats import CellStats, cell_stats
 from td3x.analysis.cells import Grid, make_grid
 from td3x.analysis.comparisons import render
-from td3x.analysis.comparisons.judge import Verdicts, judge
+from td3x.analysis.comparisons.judge import Verdicts, judge, registered_facts
 from td3x.analysis.comparisons.schema import RegistrationError
 from td3x.analysis.comparisons.schema import read_registration as read_comparisons
 from td3x.analysis.equivalence import BoundRule
@@ -157,14 +157,16 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         registered = [] if registration is None else registered_tests(registration, runs)
         registered_study = None if registration is None else judge_registered(runs, registration)
         stalled_amendments = None if registration is None else judge_stalled(runs, registration)
-        verdicts = None if settings.registration is None else judge(read_comparisons(settings.registration), runs)
+        comparisons = None if settings.registration is None else read_comparisons(settings.registration)
+        verdicts = None if comparisons is None else judge(comparisons, runs)
     except RegistrationError:
         raise  # one line per problem, as td3x-report --plan prints them
     except ValueError as error:
         raise ReportError(str(error)) from error
     in_study = {} if registered_study is None else registered_study.registered_runs()
     in_amendments = {} if stalled_amendments is None else stalled_amendments.registered_runs()
-    grid = make_grid(runs, registered_runs(registered) | in_study | in_amendments)
+    in_comparisons = {} if comparisons is None else registered_facts(comparisons, runs)
+    grid = make_grid(runs, registered_runs(registered) | in_study | in_amendments | in_comparisons)
     at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
     problem = at_step_problem(runs, at_step)
     if problem:  # refused before the bootstraps: the "return at" table would be n/a in every cell

@@ -58,14 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     add_version_flag(parser)
-    parser.add_argument("paths", nargs="*", type=given_path, help="sweep dirs, run dirs, or folders above them")
+    parser.add_argument(
+        "paths", nargs="*", type=given_path, help="sweep dirs, run dirs, or folders above them (default: none, only with --plan)"
+    )
     parser.add_argument(
         "--plan",
         type=given_path,
         metavar="REGISTRATION",
         help="print a registration file's plan before any of its runs (each comparison's power and MDD at the assumed "
         "SDs and at sd_factor times them, the sizing rule's n; docs: Registered comparisons) instead of a report; with "
-        "--out, also plan.md and plan.csv there. Takes no run dirs",
+        "--out, also plan.md and plan.csv there. Takes no run dirs (default: none: a report of the run dirs)",
     )
     parser.add_argument(
         "--out",
@@ -108,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=given_path,
         help="a registration file (docs: Registered comparisons): its comparisons are judged on the runs found, "
         "verdicts only for those whose runs are all complete ('incomplete: k of n runs' otherwise), first in "
-        "report.md and in registration.csv",
+        "report.md and in registration.csv (default: none: no comparison is judged)",
     )
     parser.add_argument(
         "--wandb", action="store_true", help="also log tables and plots to a W&B run (mode: WANDB_MODE, else offline)"

@@ -100,9 +100,8 @@ def test_the_registered_seed_study_is_judged_as_published() -> None:
             assert same(result.holm_p, row["holm_p"]) and result.status == row["status"]
 
 
-@pytest.mark.slow
 def test_the_stalled_actors_amendments_are_judged_as_published() -> None:
-    found = judged("stalled_actors", "seed_study_registered/runs")
+    found = judged("stalled_actors")
     names = {
         "stalled_actors": "stalled_actors: weights 3300 against the seed study's warmup",
         "stalled_actors_control": "stalled_actors_control: weights 3200 against weights 3300, one CPU",

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "docs/results/table2_walker2d"
 REGISTRATION = STUDY / "registration.yaml"
 RUNS = STUDY / "runs"
-HORIZON_VERDICT = ROOT / "docs/results/horizon/report/registered.csv"
+HORIZON_VERDICT = ROOT / "docs/results/horizon/report/registration.csv"
 
 
 def git(*args: str) -> str:
@@ -70,12 +70,10 @@ def test_the_page_and_the_readme_count_the_complete_registered_runs() -> None:
 
 
 def test_the_readme_quotes_the_horizon_verdict_as_its_report_gives_it() -> None:
-    row = next(csv.DictReader(HORIZON_VERDICT.open()))
+    row = next(row for row in csv.DictReader(HORIZON_VERDICT.open()) if row["test"] == "equivalence")
     readme = " ".join((ROOT / "README.md").read_text().split())
-    bound = f"{float(row['bound']):g}"
-    decision = row["decision"].replace("equivalent", "equivalent to the authors'")
-    assert f"TD3 on {row['env']}: {decision}" in readme
-    assert f"within ±{bound}, TOST p {float(row['tost_p']):.3f}" in readme
+    verdict = row["verdict"].replace("equivalent", "equivalent to the authors'")
+    assert f"TD3 on HalfCheetah-v5: {verdict}, TOST p {float(row['p']):.3f}" in readme
 
 
 def test_no_number_of_an_incomplete_comparison_is_published() -> None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
+from td3x.analysis.cells import Registered, row_labels
 from td3x.analysis.comparisons.kinds import KINDS, Judgement
 from td3x.analysis.comparisons.plan import Planned, planned
 from td3x.analysis.comparisons.schema import Comparison, Registration
-from td3x.analysis.comparisons.sides import Assumption, Values, side_values
+from td3x.analysis.comparisons.sides import Assumption, Values, matches, side_values
 from td3x.analysis.runs import Run
 from td3x.analysis.two_sample import holm
 
@@ -114,3 +116,25 @@ def _holm(registration: Registration, rows: list[Judged]) -> list[Judged]:
             status = _verdict(judgement, float(p), registration.alpha)
             rows[index] = replace(rows[index], holm_p=float(p), status=status)
     return rows
+
+
+def registered_facts(registration: Registration, runs: Sequence[Run]) -> dict[Path, Registered]:
+    """What the registration says of each run a runs side selects, for the report's general tables: the seeds its
+    cell expects (its sides' registered seeds), and, where runs of two sides would share a cell (the same config,
+    say, but other code or another folder), the side's name, which then ends the row's name."""
+    sides = [side for side in registration.sides.values() if side.runs is not None]
+    chosen = {side.name: [run for run in runs if side.runs and matches(side.runs, run) and run.seed in side.runs.seeds]
+              for side in sides}
+    labels = dict(zip((run.path for run in runs), row_labels(list(runs)), strict=True)) if runs else {}
+    cells: dict[tuple[str, str], set[frozenset[Path]]] = {}  # each cell's sides, by the runs they choose
+    for found in chosen.values():
+        for run in found:
+            cells.setdefault((labels[run.path], run.env_id), set()).add(frozenset(r.path for r in found))
+    facts: dict[Path, Registered] = {}
+    for side in sides:
+        assert side.runs is not None
+        for run in chosen[side.name]:
+            shared = len(cells[(labels[run.path], run.env_id)]) > 1
+            seeds = facts[run.path].seeds if run.path in facts else frozenset()
+            facts[run.path] = Registered(seeds | frozenset(side.runs.seeds), side.name if shared else None)
+    return facts

@@ -228,7 +228,7 @@ class RankCorrelation:
 
 class Fisher:
     """Fisher's exact test, two-sided, of two counts (runs whose statistic is 1 among each side's runs); its power
-    exact, summed over both sides' binomial counts at the assumed rates."""
+    exact, summed over both sides' binomial counts at the assumed rates (a published count is fixed as published)."""
 
     detectable_name = "-"
 
@@ -236,8 +236,7 @@ class Fisher:
         (a, b), (n_a, n_b) = (side.rate for side in sides), (side.n for side in sides)
         if math.isnan(a) or math.isnan(b):
             return Power(math.nan, math.nan, "assumed rates of both sides (the file lacks one)")
-        k_a, k_b = np.arange(n_a + 1), np.arange(n_b + 1)
-        weights = np.outer(stats.binom.pmf(k_a, n_a, a), stats.binom.pmf(k_b, n_b, b))
+        weights = np.outer(_count_weights(sides[0]), _count_weights(sides[1]))
         rejects = np.array([[_fisher_p(x, n_a, y, n_b) < alpha for y in range(n_b + 1)] for x in range(n_a + 1)])
         return Power(float(np.sum(weights * rejects)), math.nan, f"rates {a:g} and {b:g}")
 
@@ -245,6 +244,13 @@ class Fisher:
         counts = [int(np.nansum(value.values)) if value.values is not None else 0 for value in values]
         p = _fisher_p(counts[0], values[0].n, counts[1], values[1].n)
         return Judgement(counts[0] - counts[1], math.nan, math.nan, "", p, "counts differ", "no difference shown")
+
+
+def _count_weights(side: Assumption) -> np.ndarray:
+    """The probability of each count 0..n of a side: binomial at its rate, or all on a published count."""
+    if side.count is not None:
+        return np.asarray(np.arange(side.n + 1) == side.count, dtype=np.float64)
+    return np.asarray(stats.binom.pmf(np.arange(side.n + 1), side.n, side.rate))
 
 
 class Spread:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from td3x.algo.seed_statistics import t_interval
@@ -12,7 +13,7 @@ from td3x.analysis.comparisons.kinds import KINDS, Power
 from td3x.analysis.comparisons.plan import Plan, Planned
 from td3x.analysis.comparisons.schema import Registration
 from td3x.analysis.comparisons.sides import Values, assumption
-from td3x.analysis.tables import markdown, number
+from td3x.analysis.tables import markdown, number, p_text
 
 
 def _power(value: float) -> str:
@@ -40,7 +41,7 @@ def plan_frame(plan: Plan) -> pd.DataFrame:
             "test": row.comparison.test,
             "family (claims)": _family(registration, row),
             "level": f"{row.alpha:.4g}",
-            "seeds": " / ".join(str(side.n) if side.sd > 0 else "const" for side in row.sides),
+            "seeds": " / ".join("const" if side.sd == 0 else str(side.n) for side in row.sides),
             "assumed SD": " / ".join(number(side.sd) for side in row.sides),
             "power at": row.power.at,
             "power": _power(row.power.power),
@@ -154,53 +155,63 @@ def _verdict_record(judged: Judged) -> dict[str, object]:
 
 
 def _verdict_text(judged: Judged) -> dict[str, str]:
-    """The Markdown row: the record's numbers at the tables' precision, no number where the comparison waits."""
-    record = _verdict_record(judged)
-    if judged.judgement is None:
-        return {"test": str(record["test"]), "verdict": judged.status}
-    result, rank = judged.judgement, record["test"] == "rank_correlation"
-    registered = judged.planned.power
-    observed = judged.observed.power if judged.observed else Power(math.nan, math.nan, "")
+    """The Markdown row: the record's numbers at the tables' precision, no number where the comparison waits; a
+    descriptive comparison's design numbers are left out (no claim was sized), its observed ones kept."""
+    comparison, result = judged.planned.comparison, judged.judgement
+    if result is None:
+        return {"test": comparison.test, "verdict": judged.status}
     interval = "" if math.isnan(result.low) and math.isnan(result.high) else (
         f"[{number(result.low)}, {number(result.high)}] ({result.interval})"
     )
+    registered = judged.planned.power if comparison.claim else Power(math.nan, math.nan, "")
+    observed = judged.observed.power if judged.observed else Power(math.nan, math.nan, "")
     return {
-        "test": str(record["test"]),
+        "test": comparison.test,
         "verdict": judged.status,
-        "estimate": number(result.estimate, 3 if rank else 2),
+        "estimate": _estimate(judged),
         "interval": interval,
-        "p (Holm)": _power(result.p) + (f" ({_power(judged.holm_p)})" if math.isfinite(judged.holm_p) else ""),
-        "exact permutation p": _power(result.permutation_p) if math.isfinite(result.permutation_p) else "",
-        "seeds": str(record["seeds"]),
+        "p (Holm)": p_text(result.p) + (f" ({p_text(judged.holm_p)})" if math.isfinite(judged.holm_p) else ""),
+        "exact permutation p": p_text(result.permutation_p) if math.isfinite(result.permutation_p) else "",
+        "seeds": " / ".join(str(values.n) if values.values is not None else "const" for values in judged.values),
         "means": " / ".join(number(values.mean) for values in judged.values),
         "power: registered; at the observed SDs": f"{_power(registered.power)}; {_power(observed.power)}",
         "MDD or bound reached: registered; observed": f"{number(registered.detectable)}; {number(observed.detectable)}",
     }
 
 
+def _estimate(judged: Judged) -> str:
+    """The estimate in its test's terms: a difference of means, Kendall's τ, or each side's count of its runs."""
+    assert judged.judgement is not None
+    test = judged.planned.comparison.test
+    if test == "fisher":
+        return "; ".join(f"{int(np.nansum(v.values))} of {v.n}" for v in judged.values if v.values is not None)
+    return number(judged.judgement.estimate, 3 if test in ("rank_correlation", "spread") else 2)
+
+
 def sides_records(verdicts: Verdicts) -> pd.DataFrame:
     """One row per side and statistic a comparison reads (registration_sides.csv): its seeds complete of those
-    registered, the seeds rerun, and, where a complete comparison reads it, its mean, SD and 95% Student-t interval
-    over seeds (a side that only incomplete comparisons read shows no number)."""
+    registered, the seeds rerun, the SD the design assumed, and, where a complete comparison reads it, its mean, SD
+    and 95% Student-t interval over seeds (a side that only incomplete comparisons read shows no number)."""
     return pd.DataFrame(_side_records(verdicts))
 
 
 def _side_records(verdicts: Verdicts) -> list[dict[str, object]]:
-    return [_side_record(values, statistic, shown) for (_, statistic), (values, shown) in _sides(verdicts)]
-
-
-def _sides(verdicts: Verdicts) -> list[tuple[tuple[str, str], tuple[Values, bool]]]:
-    """Each (side, statistic) the comparisons read, with its values and whether a complete comparison reads it."""
-    found: dict[tuple[str, str], tuple[Values, bool]] = {}
+    """Each (side, statistic) the comparisons read, once, with whether a complete comparison reads it."""
+    found: dict[tuple[str, str], dict[str, object]] = {}
     for row in verdicts.rows:
-        for values in row.values:
+        for values, assumed in zip(row.values, row.planned.sides, strict=True):
             key = (values.side.name, row.planned.comparison.statistic)
-            found[key] = (values, row.judgement is not None or found.get(key, (values, False))[1])
-    return list(found.items())
+            shown = row.judgement is not None or bool(found.get(key, {}).get("shown"))
+            # the SD a claim's design assumed (a descriptive comparison sized nothing)
+            earlier = found.get(key, {}).get("sd_assumed", math.nan)
+            sd = assumed.sd if row.planned.comparison.claim else float(earlier)  # type: ignore[arg-type]
+            found[key] = _side_record(values, key[1], shown, sd)
+    return list(found.values())
 
 
-def _side_record(values: Values, statistic: str, shown: bool) -> dict[str, object]:
-    record: dict[str, object] = {"side": values.side.name, "statistic": statistic, "kind": values.side.kind}
+def _side_record(values: Values, statistic: str, shown: bool, assumed_sd: float) -> dict[str, object]:
+    record: dict[str, object] = {"side": values.side.name, "statistic": statistic, "kind": values.side.kind,
+                                 "shown": shown, "sd_assumed": assumed_sd if values.found is not None else math.nan}
     if values.found is not None:
         reruns = " ".join(map(str, values.found.reruns))
         record |= {"complete": len(values.found.complete), "registered": values.found.registered, "reruns": reruns}
@@ -222,14 +233,15 @@ def _side_text(record: dict[str, object]) -> dict[str, str]:
     runs = f"{record['complete']} of {record['registered']}" if "complete" in record else ""
     if record.get("reruns"):
         runs += f"; reruns: seeds {record['reruns']}"
+    assumed = float(record["sd_assumed"])  # type: ignore[arg-type]
+    text = {"kind": str(record["kind"]), "runs complete": runs,
+            "SD assumed": number(assumed) if math.isfinite(assumed) else ""}
     if "mean" not in record:
-        return {"kind": str(record["kind"]), "runs complete": runs}
+        return text
     sd, low, high = (float(record[key]) for key in ("sd", "ci95_low", "ci95_high"))  # type: ignore[arg-type]
-    return {
-        "kind": str(record["kind"]),
-        "runs complete": runs,
+    return text | {
         "mean": number(float(record["mean"])),  # type: ignore[arg-type]
-        "SD": number(sd) if sd > 0 else "none (a constant)",
+        "SD": "none (a constant)" if record["kind"] == "published" and sd == 0 else number(sd),
         "95% CI (t)": f"[{number(low)}, {number(high)}]" if math.isfinite(low) else "",
     }
 
@@ -237,6 +249,14 @@ def _side_text(record: dict[str, object]) -> dict[str, str]:
 def _sides_text(verdicts: Verdicts) -> pd.DataFrame:
     records = _side_records(verdicts)
     return pd.DataFrame({f"{r['side']} ({r['statistic']})": _side_text(r) for r in records}).T.fillna("")
+
+
+def _rerun_notes(registration: Registration) -> list[str]:
+    """The file's declared reruns, each with why (the seeds are in the table of sides)."""
+    notes = [f"- {side.name}: {side.rerun_note}" for side in registration.sides.values() if side.reruns]
+    if not notes:
+        return []
+    return ["", "Reruns the file declares (seeds rerun from step 0 after a lost run whose files are gone):", "", *notes]
 
 
 def verdicts_markdown(verdicts: Verdicts) -> str:
@@ -247,12 +267,15 @@ def verdicts_markdown(verdicts: Verdicts) -> str:
         "",
         f"From `{registration.path.name}`: {done} of {len(verdicts.rows)} comparisons complete and judged; "
         f"{verdicts.runs_complete} of {verdicts.runs_registered} registered runs complete. A verdict is given only "
-        "when every run of the comparison is; an incomplete comparison shows no number.",
+        "when every run of the comparison is; an incomplete comparison shows no number. Per seed: "
+        + "; ".join(f"*{name}*, {statistic.describe()}" for name, statistic in registration.statistics.items())
+        + ".",
         "",
         markdown(pd.DataFrame({row.planned.comparison.name: _verdict_text(row) for row in verdicts.rows}).T.fillna("")),
         "",
         "Each side as the comparisons read it (the mean, SD and 95% Student-t interval over its seeds):",
         "",
         markdown(_sides_text(verdicts)),
+        *_rerun_notes(verdicts.registration),
     ]
     return "\n".join(lines) + "\n"

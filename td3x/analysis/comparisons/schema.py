@@ -42,7 +42,7 @@ TESTS = {
     "difference": TestRule(2, 2),  # Welch, two-sided
     "directional": TestRule(2, 2, alternative=True),  # Welch, one-sided: the first side above (or below) the second
     "rank_correlation": TestRule(3, 1000, alternative=True, reference=True, runs_only=True),  # Kendall's τ
-    "fisher": TestRule(2, 2, counts=True, runs_only=True),  # Fisher's exact test of two counts
+    "fisher": TestRule(2, 2, counts=True),  # Fisher's exact test of two counts (the second may be a published one)
     # Brown-Forsythe TOST of the SD ratio within [1/bound, bound]
     "spread": TestRule(2, 2, bound=True, runs_only=True),
 }
@@ -332,6 +332,10 @@ def _fits_rule(
     if references:
         which = "every side" if rule.runs_only else "the first side"
         reader.problem(f"{key}.sides", f"{test} needs td3x runs as {which}: {', '.join(references)} is a reference")
+    published = [side.name for side in sides if side.runs is None and (side.published_count is not None) != rule.counts]
+    if published:
+        wanted = "a published count ({count, n})" if rule.counts else "runs or a published mean"
+        reader.problem(f"{key}.sides", f"{test} takes {wanted} as a reference: {', '.join(published)} is not one")
     if statistic.counts != rule.counts:
         wanted = "a count statistic (stalled_actor)" if rule.counts else "a return statistic, not a count"
         reader.problem(f"{key}.statistic", f"{test} takes {wanted}")

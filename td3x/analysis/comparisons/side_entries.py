@@ -55,6 +55,7 @@ class Side:
         published_mean: a published mean; ``published_sd`` and ``published_n`` beside it when published.
         assumed: the design's assumptions about it (runs sides).
         source: where a published number comes from.
+        reruns: the seeds the file declares rerun from scratch after a lost run, with ``rerun_note`` saying why.
     """
 
     name: str
@@ -63,7 +64,10 @@ class Side:
     published_mean: float | None = None
     published_sd: float | None = None
     published_n: int | None = None
+    published_count: int | None = None  # k of published_n runs counted (a count statistic's reference)
     assumed: Assumed | None = None
+    reruns: tuple[int, ...] = ()  # seeds the file declares rerun from scratch (the lost runs' files are gone)
+    rerun_note: str = ""
     source: str = ""
 
     @property
@@ -78,7 +82,7 @@ def read_side(reader: Reader, node: Any, key: str, base: Path) -> Side | None:
     mapping = reader.mapping(node, key)
     if mapping is None:
         return None
-    reader.keys(mapping, key, (*SIDE_KINDS, "assumed"))
+    reader.keys(mapping, key, (*SIDE_KINDS, "assumed", "reruns"))
     kinds = [kind for kind in SIDE_KINDS if kind in mapping]
     if len(kinds) != 1:
         reader.problem(key, f"must have exactly one of {', '.join(SIDE_KINDS)} (it has {len(kinds)})")
@@ -91,7 +95,22 @@ def read_side(reader: Reader, node: Any, key: str, base: Path) -> Side | None:
         return _published(reader, mapping["published"], f"{key}.published", name)
     runs = selector(reader, mapping["runs"], f"{key}.runs", base)
     assumed = _assumed(reader, mapping["assumed"], f"{key}.assumed", runs, base) if "assumed" in mapping else None
-    return None if runs is None else Side(name, runs=runs, assumed=assumed)
+    reruns = _reruns(reader, mapping["reruns"], f"{key}.reruns", runs) if "reruns" in mapping else ((), "")
+    return None if runs is None else Side(name, runs=runs, assumed=assumed, reruns=reruns[0], rerun_note=reruns[1])
+
+
+def _reruns(reader: Reader, node: Any, key: str, runs: Selector | None) -> tuple[tuple[int, ...], str]:
+    """``{seeds, why}``: seeds rerun from scratch after a lost run (whose files are gone), as the report must say."""
+    mapping = reader.mapping(node, key)
+    if mapping is None:
+        return (), ""
+    reader.keys(mapping, key, ("seeds", "why"), required=("seeds", "why"))
+    seeds = _seeds(reader, mapping.get("seeds", MISSING), f"{key}.seeds") or ()
+    why = reader.text(mapping.get("why", MISSING), f"{key}.why") or ""
+    outside = sorted(set(seeds) - set(runs.seeds if runs else seeds))
+    if outside:
+        reader.problem(f"{key}.seeds", f"{outside} are not seeds of the side's runs")
+    return seeds, why
 
 
 def _authors_env(reader: Reader, value: Any, key: str) -> str | None:
@@ -103,7 +122,7 @@ def _authors_env(reader: Reader, value: Any, key: str) -> str | None:
     return env
 
 
-PUBLISHED_KEYS = ("mean", "sd", "n", "source", "paper", "row", "env")
+PUBLISHED_KEYS = ("mean", "sd", "n", "count", "source", "paper", "row", "env")
 
 
 def _published(reader: Reader, node: Any, key: str, name: str) -> Side | None:
@@ -116,6 +135,8 @@ def _published(reader: Reader, node: Any, key: str, name: str) -> Side | None:
         if mean is None:
             return None
         return Side(name, published_mean=mean, published_n=PAPER_TRIALS, source=mean_source(mapping))
+    if "count" in mapping:
+        return _published_count(reader, mapping, key, name)
     mean = reader.number(mapping.get("mean", MISSING), f"{key}.mean")
     sd = reader.positive(mapping.get("sd", MISSING), f"{key}.sd", default=None)
     n = reader.integer(mapping.get("n", MISSING), f"{key}.n", low=2, default=None)
@@ -123,6 +144,20 @@ def _published(reader: Reader, node: Any, key: str, name: str) -> Side | None:
         reader.problem(f"{key}.n", "is missing: an SD needs the number of seeds it is over")
     source = reader.text(mapping.get("source", MISSING), f"{key}.source", default="published")
     return None if mean is None else Side(name, published_mean=mean, published_sd=sd, published_n=n, source=str(source))
+
+
+def _published_count(reader: Reader, mapping: Mapping[str, Any], key: str, name: str) -> Side | None:
+    """``{count: k, n: m}``: k of m runs counted (a count statistic's reference, for ``fisher``)."""
+    reader.keys(mapping, key, ("count", "n", "source"), required=("count", "n"))
+    n = reader.integer(mapping.get("n", MISSING), f"{key}.n", low=1)
+    count = reader.integer(mapping.get("count", MISSING), f"{key}.count")
+    if count is not None and n is not None and count > n:
+        reader.problem(f"{key}.count", f"{count} is more than n ({n})")
+        return None
+    source = reader.text(mapping.get("source", MISSING), f"{key}.source", default="published")
+    if count is None or n is None:
+        return None
+    return Side(name, published_mean=count / n, published_n=n, published_count=count, source=str(source))
 
 
 def mean_source(mapping: Mapping[str, Any]) -> str:

@@ -5,7 +5,7 @@ seed), or the authors' curves, or a published mean; and, for the plan, what the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -116,10 +116,15 @@ def side_values(side: Side, statistic: Statistic, runs: Sequence[Run]) -> Values
     """The side's values of ``statistic`` (a runs side: its complete runs' so far)."""
     if side.runs is not None:
         found = find_side_runs(side.runs, runs)
+        if side.reruns:  # declared reruns whose lost runs left no dir: listed with those found
+            found = replace(found, reruns=tuple(sorted({*found.reruns, *side.reruns})))
         values = np.array([statistic.of_run(run) for run in found.complete], dtype=np.float64)
         return _of(side, values, found)
     if side.authors_env is not None:
         return _of(side, authors_values(side.authors_env, statistic))
+    if side.published_count is not None and side.published_n is not None:  # k of n counted: each run's 0 or 1
+        counted = np.arange(side.published_n) < side.published_count
+        return _of(side, counted.astype(np.float64))
     mean, sd, n = side.published_mean, side.published_sd, side.published_n
     return Values(side, None, float(mean if mean is not None else np.nan), sd or 0.0, n or 0)
 
@@ -150,9 +155,10 @@ class Assumption:
     n: int
     rate: float
     source: str
+    count: int | None = None  # a published count: fixed, not drawn
 
     def scaled(self, factor: float) -> Assumption:
-        return Assumption(self.mean, self.sd * factor, self.n, self.rate, self.source)
+        return Assumption(self.mean, self.sd * factor, self.n, self.rate, self.source, self.count)
 
 
 def assumption(registration: Registration, side: Side, statistic: Statistic, n: int | None = None) -> Assumption:
@@ -161,7 +167,8 @@ def assumption(registration: Registration, side: Side, statistic: Statistic, n: 
     nan = float("nan")
     if side.runs is None:
         values = side_values(side, statistic, ())
-        return Assumption(values.mean, values.sd, values.n, nan, values.side.source)
+        rate = values.mean if side.published_count is not None else nan
+        return Assumption(values.mean, values.sd, values.n, rate, values.side.source, side.published_count)
     assumed = side.assumed
     seeds = len(side.runs.seeds) if n is None else n
     if assumed is None:

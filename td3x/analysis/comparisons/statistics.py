@@ -1,8 +1,9 @@
 """The per-seed statistics a registration may name: each turns one run (or one of the authors' curves) into the
 one number per seed its tests compare. Adding one is a class here and a line in ``STATISTICS``.
 
-Every statistic reads ``return_mean`` (the mean over a run's evaluation episodes) at the run's evaluation steps,
-except ``stalled_actor``, a count: 1 for a run whose actor stopped learning, else 0.
+Every statistic reads ``return_mean`` (the mean over a run's evaluation episodes) at the run's evaluation steps, or
+the eval.csv ``column`` it names (a critic's overestimation bias, ``bias_q1``), except ``stalled_actor``, a count: 1
+for a run whose actor stopped learning, else 0.
 """
 
 from __future__ import annotations
@@ -17,6 +18,27 @@ from td3x.analysis.comparisons.reader import MISSING, Reader
 from td3x.analysis.runs import Run
 
 AFTER_RANDOM_STEPS = "after_random_steps"  # window_mean's first: the evaluations after the run's env.random_steps
+RETURN = "return_mean"  # the column a statistic reads unless it names another
+OPTIONAL = ("column",)  # every curve statistic's optional key
+
+
+def _column(reader: Reader, node: Mapping[str, Any], key: str) -> str:
+    column = reader.text(node.get("column", MISSING), f"{key}.column", default=RETURN)
+    return RETURN if column is None else column
+
+
+def _curve(run: Run, column: str) -> np.ndarray:
+    """The run's ``column`` at its evaluation steps; NaN throughout where its eval.csv has no such column."""
+    values = run.column(column)
+    return np.full(len(run.steps), np.nan) if values is None else values
+
+
+def _of(column: str) -> str:
+    return "" if column == RETURN else f" of {column}"
+
+
+def _authors_curve(column: str, curves: np.ndarray) -> np.ndarray | None:
+    return curves if column == RETURN else None  # the authors published returns only
 
 
 class Statistic(Protocol):
@@ -40,23 +62,25 @@ class LastEvaluations:
     """The mean of the last ``count`` evaluations (Table 2's statistic with count 10)."""
 
     count: int
+    column: str = RETURN
     counts: ClassVar[bool] = False
     KEYS: ClassVar[tuple[str, ...]] = ("count",)
 
     @classmethod
     def read(cls, reader: Reader, node: Mapping[str, Any], key: str) -> LastEvaluations | None:
         count = reader.integer(node.get("count", MISSING), f"{key}.count", low=1)
-        return None if count is None else cls(count)
+        return None if count is None else cls(count, _column(reader, node, key))
 
     def of_run(self, run: Run) -> float:
-        returns = run.returns
-        return float(returns[-self.count :].mean()) if len(returns) >= self.count else float("nan")
+        values = _curve(run, self.column)
+        return float(values[-self.count :].mean()) if len(values) >= self.count else float("nan")
 
     def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
-        return np.asarray(curves[:, -self.count :].mean(axis=1))
+        returns = _authors_curve(self.column, curves)
+        return None if returns is None else np.asarray(returns[:, -self.count :].mean(axis=1))
 
     def describe(self) -> str:
-        return f"mean of the last {self.count} evaluations"
+        return f"the mean of the last {self.count} evaluations{_of(self.column)}"
 
 
 @dataclass(frozen=True)
@@ -66,6 +90,7 @@ class WindowMean:
 
     first: int | None
     last: int
+    column: str = RETURN
     counts: ClassVar[bool] = False
     KEYS: ClassVar[tuple[str, ...]] = ("first", "last")
 
@@ -73,13 +98,14 @@ class WindowMean:
     def read(cls, reader: Reader, node: Mapping[str, Any], key: str) -> WindowMean | None:
         first_value = node.get("first", MISSING)
         last = reader.integer(node.get("last", MISSING), f"{key}.last", low=1)
+        column = _column(reader, node, key)
         if first_value == AFTER_RANDOM_STEPS:
-            return None if last is None else cls(None, last)
+            return None if last is None else cls(None, last, column)
         first = reader.integer(first_value, f"{key}.first (or '{AFTER_RANDOM_STEPS}')")
         if first is not None and last is not None and first > last:
             reader.problem(f"{key}.first", f"{first} is after last ({last})")
             return None
-        return None if first is None or last is None else cls(first, last)
+        return None if first is None or last is None else cls(first, last, column)
 
     def _inside(self, steps: np.ndarray, after: int) -> np.ndarray:
         low = (steps > after) if self.first is None else (steps >= self.first)
@@ -87,17 +113,17 @@ class WindowMean:
 
     def of_run(self, run: Run) -> float:
         inside = self._inside(run.steps, int(run.config["env"]["random_steps"]))
-        return float(run.returns[inside].mean()) if inside.any() else float("nan")
+        return float(_curve(run, self.column)[inside].mean()) if inside.any() else float("nan")
 
     def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
-        if self.first is None:
-            return None  # the authors' runs record no env.random_steps of td3x's
+        if self.first is None or _authors_curve(self.column, curves) is None:
+            return None  # the authors' runs record no env.random_steps of td3x's, and returns only
         inside = self._inside(steps, 0)
         return np.asarray(curves[:, inside].mean(axis=1)) if inside.any() else None
 
     def describe(self) -> str:
         first = "after env.random_steps" if self.first is None else f"from step {self.first}"
-        return f"mean of the evaluations {first} to step {self.last}"
+        return f"the mean of the evaluations {first} to step {self.last}{_of(self.column)}"
 
 
 @dataclass(frozen=True)
@@ -105,24 +131,25 @@ class ReturnAt:
     """The evaluation return at env step ``step``."""
 
     step: int
+    column: str = RETURN
     counts: ClassVar[bool] = False
     KEYS: ClassVar[tuple[str, ...]] = ("step",)
 
     @classmethod
     def read(cls, reader: Reader, node: Mapping[str, Any], key: str) -> ReturnAt | None:
         step = reader.integer(node.get("step", MISSING), f"{key}.step")
-        return None if step is None else cls(step)
+        return None if step is None else cls(step, _column(reader, node, key))
 
     def of_run(self, run: Run) -> float:
         at = run.steps == self.step
-        return float(run.returns[at][0]) if at.any() else float("nan")
+        return float(_curve(run, self.column)[at][0]) if at.any() else float("nan")
 
     def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
         at = steps == self.step
-        return np.asarray(curves[:, at][:, 0]) if at.any() else None
+        return np.asarray(curves[:, at][:, 0]) if at.any() and self.column == RETURN else None
 
     def describe(self) -> str:
-        return f"return at step {self.step}"
+        return f"the evaluation at step {self.step}{_of(self.column)}"
 
 
 @dataclass(frozen=True)
@@ -130,12 +157,13 @@ class AreaUnderCurve:
     """The curve's mean height: the trapezoid area under return_mean over the evaluated steps, divided by their
     span (a whole-run summary that weighs early learning as much as the end)."""
 
+    column: str = RETURN
     counts: ClassVar[bool] = False
     KEYS: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def read(cls, reader: Reader, node: Mapping[str, Any], key: str) -> AreaUnderCurve | None:
-        return cls()
+        return cls(_column(reader, node, key))
 
     @staticmethod
     def _height(steps: np.ndarray, returns: np.ndarray) -> np.ndarray:
@@ -143,13 +171,13 @@ class AreaUnderCurve:
         return np.asarray(np.trapezoid(returns, steps, axis=-1) / span)
 
     def of_run(self, run: Run) -> float:
-        return float(self._height(run.steps, run.returns)) if len(run.steps) > 1 else float("nan")
+        return float(self._height(run.steps, _curve(run, self.column))) if len(run.steps) > 1 else float("nan")
 
     def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
-        return self._height(steps, curves)
+        return self._height(steps, curves) if self.column == RETURN else None
 
     def describe(self) -> str:
-        return "area under the curve (its mean height)"
+        return f"the area under the curve (its mean height){_of(self.column)}"
 
 
 @dataclass(frozen=True)
@@ -174,7 +202,7 @@ class StalledActor:
         return None  # the authors published returns only
 
     def describe(self) -> str:
-        return f"actor stalled (last actor_grad_norm below {self.threshold:g})"
+        return f"1 for an actor stalled (its last actor_grad_norm below {self.threshold:g}), else 0"
 
 
 STATISTICS: dict[str, Any] = {
@@ -196,6 +224,7 @@ def read_statistic(reader: Reader, node: Any, key: str) -> Statistic | None:
     if kind is None:
         return None
     cls = STATISTICS[kind]
-    reader.keys(mapping, key, ("kind", *cls.KEYS), required=cls.KEYS)
+    optional = () if cls.counts else OPTIONAL
+    reader.keys(mapping, key, ("kind", *cls.KEYS, *optional), required=cls.KEYS)
     statistic: Statistic | None = cls.read(reader, mapping, key)
     return statistic
