@@ -171,6 +171,15 @@ def compose_checked(overrides: Sequence[str]) -> ComposedConfig:
     problems = override_problems(overrides)
     if problems:
         raise ConfigError(problems)
+    return composed_config(overrides)
+
+
+def composed_config(overrides: list[str]) -> ComposedConfig:
+    """:func:`compose_checked` for overrides whose text the caller has checked (:func:`override_problems`).
+
+    Raises:
+        ConfigError: values out of range, a line Hydra cannot compose, an interpolation naming nothing.
+    """
     register_configs()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

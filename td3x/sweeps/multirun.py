@@ -38,7 +38,7 @@ from td3x.config.overrides import (
     overrides_in,
     sweep_jobs,
 )
-from td3x.config.schema import ConfigError
+from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import (
     CONFIG_FILE,
     RunFileError,
@@ -86,11 +86,12 @@ class Job:
 
 
 @contextlib.contextmanager
-def _composing() -> Iterator[None]:
-    """Hydra initialised on td3x's configs, as for a launch, for the ``_compose`` calls inside."""
+def composing() -> Iterator[None]:
+    """Hydra initialised on td3x's configs, as ``td3x-train`` initialises it (its job named ``train``), for the
+    compositions inside and a run started with its config loader."""
     register_configs()
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="train"):
         yield
 
 
@@ -99,6 +100,12 @@ def _compose(overrides: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> Dict
     config loader."""
     loader = GlobalHydra.instance().config_loader()
     return loader.load_configuration(config_name="train", overrides=overrides, run_mode=run_mode, from_shell=False)
+
+
+def run_config(overrides: list[str]) -> DictConfig:
+    """A single run's full config (with ``hydra``), inside :func:`composing`: Hydra's own composition of
+    ``td3x-train OVERRIDES`` (the ``hydra.mode=RUN`` that Hydra adds to a command line without ``-m``, included)."""
+    return _compose([*overrides, "hydra.mode=RUN"], RunMode.RUN)
 
 
 def _parser() -> OverridesParser:
@@ -186,11 +193,9 @@ class JobComposer:
         """td3x's range checks, then the env id and, for a job that trains ``here``, what this machine can run
         (:func:`check_runtime`); each env made once per env config, device, precision and buffer."""
         try:
-            config = to_typed(task)
+            config = typed_task(task)
         except ConfigError as error:
             return error.problems
-        except OmegaConfBaseException as error:  # an interpolation naming nothing, an unset oc.env variable
-            return [composition_problem(error)]
         machine = (
             repr(config.env),
             config.run.device,
@@ -201,6 +206,18 @@ class JobComposer:
         if (machine, here) not in self.machine_problems:
             self.machine_problems[machine, here] = check_runtime(config) if here else check_env(config.env)
         return self.machine_problems[machine, here]
+
+
+def typed_task(task: DictConfig) -> TrainConfig:
+    """A job's task config (without ``hydra``) as a checked ``TrainConfig``: td3x's range checks.
+
+    Raises:
+        ConfigError: one line a problem; an interpolation naming nothing, an unset ``oc.env`` variable, one line.
+    """
+    try:
+        return to_typed(task)
+    except OmegaConfBaseException as error:
+        raise ConfigError([composition_problem(error)]) from error
 
 
 def check_overrides(arguments: list[str]) -> None:
@@ -215,7 +232,12 @@ def list_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> lis
     """The jobs of a multirun with these overrides, or the one job of a single run (``RunMode.RUN``); the
     overrides checked first, as td3x-train checks them (ConfigError)."""
     check_overrides(arguments)
-    with _composing():
+    return composed_jobs(arguments, run_mode)
+
+
+def composed_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> list[Job]:
+    """:func:`list_jobs` for overrides the caller has checked (``td3x-train`` checks a command line's once)."""
+    with composing():
         composer = JobComposer(run_mode)
         return with_seed_overlaps([composer.describe(overrides) for overrides in job_overrides(arguments)])
 
@@ -244,7 +266,7 @@ def with_seed_overlaps(jobs: list[Job]) -> list[Job]:
 def launcher_resources(arguments: list[str]) -> str | None:
     """What a SLURM launcher asks for each job (one value for the whole array, resolved from the sweep's config as
     Hydra's launcher resolves it), or None for launchers without these settings."""
-    with _composing():
+    with composing():
         launcher = _sweep_config(arguments).hydra.launcher
         if "cpus_per_task" not in launcher:
             return None
@@ -281,24 +303,28 @@ def launch_cost(jobs: list[Job]) -> str | None:
     )
 
 
-def planned_jobs(arguments: list[str]) -> tuple[list[Job], bool] | None:
-    """What a ``td3x-train`` command line would train, composed before Hydra creates anything: its jobs (a single
-    run is one) and whether it is a multirun; None for a command that trains nothing (``--cfg``, ``--info``, ...).
+def launch_mode(arguments: list[str]) -> RunMode | None:
+    """How ``td3x-train ARGUMENTS`` runs, as Hydra decides it: ``MULTIRUN`` with ``-m`` or an experiment (or a
+    ``hydra.mode`` override) that sets it, else ``RUN``; None for a command line that trains nothing (``--cfg``,
+    ``--info``, ...) or names another config (``--config-name``, ...), which Hydra handles alone.
 
     Raises:
-        ConfigError: overrides td3x refuses. HydraException, OmegaConfBaseException: a line Hydra cannot compose.
+        HydraException, OmegaConfBaseException: an experiment's config Hydra cannot compose.
     """
     flags = [argument for argument in arguments if argument.startswith("-")]
     overrides = [argument for argument in arguments if not argument.startswith("-")]
-    if any(flag not in ("-m", "--multirun") for flag in flags):
+    if any(flag not in ("-m", "--multirun", "-r", "--run") for flag in flags):
         return None
-    multirun = bool(flags) or (any("experiment=" in override for override in overrides) and _is_multirun(overrides))
-    return list_jobs(overrides, RunMode.MULTIRUN if multirun else RunMode.RUN), multirun
+    if {"-m", "--multirun"} & set(flags):
+        return RunMode.MULTIRUN
+    # only an experiment or a hydra.mode override can set the mode: a plain command line is composed once, later
+    sets_mode = any(override.lstrip("+").startswith(("experiment=", "hydra.mode=")) for override in overrides)
+    return RunMode.MULTIRUN if sets_mode and _is_multirun(overrides) else RunMode.RUN
 
 
 def _is_multirun(overrides: list[str]) -> bool:
     """Whether these overrides, without ``-m``, launch a multirun (an experiment that sets ``hydra.mode``)."""
-    with _composing():
+    with composing():
         return bool(_sweep_config(overrides).hydra.mode == RunMode.MULTIRUN)
 
 
