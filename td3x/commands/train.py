@@ -40,6 +40,8 @@ from td3x.config.overrides import (
     override_problems,
     overrides_in,
     run_choices,
+    spaced_assignment_problem,
+    sweep_problem,
 )
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
@@ -293,6 +295,9 @@ def train_single_run(arguments: list[str]) -> None:
     """``td3x-train`` without ``-m``: the run composed once, checked once (range checks, this machine) before any dir
     is made, then trained through Hydra's ``run_job`` on that very config. ``@hydra.main`` would compose it twice
     more (once to find the mode, once to run) and hand the task a config to check again."""
+    sweep = sweep_problem(arguments)
+    if sweep:
+        exit_with("td3x-train: error", [sweep])
     with composing():
         try:
             cfg, config, run_dir = _checked_run(overrides_in(arguments))
@@ -304,8 +309,13 @@ def train_single_run(arguments: list[str]) -> None:
 
 
 def usage_problem(arguments: list[str]) -> str | None:
-    """One line for a command line Hydra would misread: an unknown ``-flag``, two of Hydra's modes."""
-    problem = flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True) or mode_problem(arguments)
+    """One line for a command line Hydra would misread: an unknown ``-flag``, two of Hydra's modes, an override
+    with spaces around its ``=``."""
+    problem = (
+        flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True)
+        or mode_problem(arguments)
+        or spaced_assignment_problem(arguments)
+    )
     return f"{problem} (see td3x-train --help)" if problem else None
 
 

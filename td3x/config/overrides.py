@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import shlex
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,51 @@ def overrides_in(arguments: Sequence[str]) -> list[str]:
     """The overrides of a command line: ``key=value`` (with ``+`` or ``++``) and ``~key`` deletions, not the
     ``-flags`` or the values they take (``--cfg job``)."""
     return [argument for argument in arguments if ("=" in argument or argument[:1] == "~") and argument[0] != "-"]
+
+
+def spaced_assignment_problem(arguments: Sequence[str]) -> str | None:
+    """One line for an override typed with spaces around its ``=``: the shell hands ``env = hopper`` over as three
+    words (``env= hopper`` and ``env =hopper`` as two), which Hydra would read as an override without a key and
+    stray words. The line names what was typed and the override meant; None when no ``=`` stands apart."""
+    for index, argument in enumerate(arguments):
+        before = arguments[index - 1] if index > 0 and _is_bare(arguments[index - 1]) else ""
+        after = arguments[index + 1] if index + 1 < len(arguments) and _is_bare(arguments[index + 1]) else ""
+        if argument == "=" or (argument.startswith("=") and not argument.startswith("==")):
+            key, value = before, (after if argument == "=" else argument[1:])
+            typed = " ".join(word for word in (before, argument, after if argument == "=" else "") if word)
+        elif argument.endswith("=") and argument.count("=") == 1 and after and not argument.startswith("-"):
+            key, value, typed = argument[:-1], after, f"{argument} {after}"
+        else:
+            continue
+        if not key:
+            return f"'{typed}' names no key: an override is KEY=VALUE, without spaces (e.g. env=hopper)"
+        return f"'{typed}' has spaces around '=': write {key}={value}"
+    return None
+
+
+def _is_bare(word: str) -> bool:
+    """A word that is neither an override nor a flag (``hopper`` in ``env = hopper``)."""
+    return bool(word) and "=" not in word and not word.startswith("-")
+
+
+def sweep_problem(arguments: Sequence[str]) -> str | None:
+    """One line for a command line without ``-m`` whose overrides give a key several values (``seed=0,1``), with the
+    multirun command meant: a single run takes one value of each (Hydra refuses it in five lines and exit code 1).
+    None without such a value, or when the line does not parse (the composition then names the syntax error)."""
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides_in(arguments))
+    except HydraException:
+        return None
+    # Hydra's own settings cannot be swept (a comma there asks for quotes): Hydra's message says so
+    sweeps = [str(o.input_line) for o in parsed if o.is_sweep_override() and not o.is_hydra_override()]
+    if not sweeps:
+        return None
+    named = sweeps[0] if len(sweeps) == 1 else f"{', '.join(sweeps[:-1])} and {sweeps[-1]}"
+    command = shlex.join(["td3x-train", "-m", *(argument for argument in arguments if argument not in ("-r", "--run"))])
+    return (
+        f"{named} {'gives' if len(sweeps) == 1 else 'give'} several values, and without -m td3x-train trains one "
+        f"run: add -m for a job per value: {command}"
+    )
 
 
 def flag_problem(arguments: Sequence[str], options: Collection[str], takes_overrides: bool) -> str | None:

@@ -280,6 +280,57 @@ def test_values_only_the_composed_config_shows_wrong_are_refused_before_any_dir_
     assert refused.value.problems == [line]
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ("seed=0,1", "ablation=none,no_twin"),  # before: Hydra's five lines and exit code 1
+            "seed=0,1 and ablation=none,no_twin give several values, and without -m td3x-train trains one run: add "
+            "-m for a job per value: td3x-train -m seed=0,1 ablation=none,no_twin",
+        ),
+        (
+            ("env=hopper", "seed=range(0,3)"),
+            "seed=range(0,3) gives several values, and without -m td3x-train trains one run: add -m for a job per "
+            "value: td3x-train -m env=hopper 'seed=range(0,3)'",
+        ),
+        # before: "config error:  is not a td3x key" (the shell splits ``env = hopper`` into three words)
+        (("env", "=", "hopper"), "'env = hopper' has spaces around '=': write env=hopper (see td3x-train --help)"),
+        (
+            ("agent.tau=", "0.01", "seed=1"),
+            "'agent.tau= 0.01' has spaces around '=': write agent.tau=0.01 (see td3x-train --help)",
+        ),
+        (("seed", "=3"), "'seed =3' has spaces around '=': write seed=3 (see td3x-train --help)"),
+        (
+            ("=", "hopper"),
+            "'= hopper' names no key: an override is KEY=VALUE, without spaces (e.g. env=hopper) "
+            "(see td3x-train --help)",
+        ),
+    ],
+)
+def test_a_command_line_hydra_would_misread_is_one_line_with_the_command_meant(
+    argv: tuple[str, ...],
+    line: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert train_main(monkeypatch, capsys, *argv) == (2, f"td3x-train: error: {line}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_experiment_that_sweeps_needs_no_m(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An experiment sets Hydra's multirun mode: its command line's sweeps are a multirun's, not refused for -m."""
+    monkeypatch.chdir(tmp_path)
+    code, stderr = train_main(
+        monkeypatch, capsys, "+experiment=table2_smoke", "env=pendulum", "seed=0,1", "agent.tau=5"
+    )
+    assert code == 2 and "-m" not in stderr and stderr.startswith("config error: job 0 (")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_empty_run_dir_is_refused_not_the_working_dir_trained_in(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
