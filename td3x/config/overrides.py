@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import re
 import shlex
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -154,6 +155,15 @@ def sweep_problem(arguments: Sequence[str]) -> str | None:
         f"{named} {'gives' if len(sweeps) == 1 else 'give'} several values, and without -m td3x-train trains one "
         f"run: add -m for a job per value: {command}"
     )
+
+
+OVERRIDE_FORM = re.compile(r"[+~]*\w+(\.\w+)*=.*")  # key=value, +key=value, ~key, with a dotted key
+
+
+def looks_like_override(argument: str) -> bool:
+    """Whether a command's path argument reads as a ``KEY=VALUE`` override (``run.total_steps=3000``) or a deletion
+    (``~seed``): the path was left out. A path with a slash never does."""
+    return "/" not in argument and bool(OVERRIDE_FORM.fullmatch(argument) or argument.startswith("~"))
 
 
 def flag_problem(arguments: Sequence[str], options: Collection[str], takes_overrides: bool) -> str | None:
