@@ -30,18 +30,16 @@ from td3x import __version__
 from td3x.algo.envs import check_env
 from td3x.commands.common import VERSION_LINE, exit_with
 from td3x.commands.train_and_report import fail, remove_if_only_hydra_files, run_and_report
-from td3x.config.hydra import CONF_DIR, register_configs, to_typed
+from td3x.config.command_line import flag_problem, spaced_assignment_problem, sweep_problem
+from td3x.config.hydra import CONF_DIR, register_configs, to_typed, typed_task
 from td3x.config.messages import composition_problem
 from td3x.config.overrides import (
     composed_config,
     default_choices,
-    flag_problem,
     group_options,
     override_problems,
     overrides_in,
     run_choices,
-    spaced_assignment_problem,
-    sweep_problem,
 )
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
@@ -50,10 +48,9 @@ from td3x.sweeps.multirun import (
     composed_jobs,
     composing,
     launch_cost,
-    launch_mode,
     print_launch_summaries,
     run_config,
-    typed_task,
+    sweep_config,
 )
 from td3x.training.run import check_runtime
 
@@ -171,6 +168,31 @@ def mode_problem(arguments: list[str]) -> str | None:
         return None
     modes = ", ".join(mode[0] for mode in HYDRA_MODES)
     return f"{' and '.join(given)} cannot be given together: Hydra runs one of {modes}"
+
+
+def launch_mode(arguments: list[str]) -> RunMode | None:
+    """How ``td3x-train ARGUMENTS`` runs, as Hydra decides it: ``MULTIRUN`` with ``-m`` or an experiment (or a
+    ``hydra.mode`` override) that sets it, else ``RUN``; None for a command line that trains nothing (``--cfg``,
+    ``--info``, ...) or names another config (``--config-name``, ...), which Hydra handles alone.
+
+    Raises:
+        HydraException, OmegaConfBaseException: an experiment's config Hydra cannot compose.
+    """
+    flags = [argument for argument in arguments if argument.startswith("-")]
+    overrides = [argument for argument in arguments if not argument.startswith("-")]
+    if any(flag not in ("-m", "--multirun", "-r", "--run") for flag in flags):
+        return None
+    if {"-m", "--multirun"} & set(flags):
+        return RunMode.MULTIRUN
+    # only an experiment or a hydra.mode override can set the mode: a plain command line is composed once, later
+    sets_mode = any(override.lstrip("+").startswith(("experiment=", "hydra.mode=")) for override in overrides)
+    return RunMode.MULTIRUN if sets_mode and _is_multirun(overrides) else RunMode.RUN
+
+
+def _is_multirun(overrides: list[str]) -> bool:
+    """Whether these overrides, without ``-m``, launch a multirun (an experiment that sets ``hydra.mode``)."""
+    with composing():
+        return bool(sweep_config(overrides).hydra.mode == RunMode.MULTIRUN)
 
 
 def printed_config_problems(arguments: list[str]) -> list[str]:

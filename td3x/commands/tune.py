@@ -15,7 +15,8 @@ import optuna
 from optuna.trial import TrialState
 
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
-from td3x.config.overrides import compose_checked, looks_like_override
+from td3x.config.command_line import looks_like_override
+from td3x.config.overrides import compose_checked
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import RunFileError, unwritable_dir_problem
 from td3x.training.loop import RunInterrupted

@@ -25,6 +25,12 @@ def schema_keys(schema: type = TrainConfig, prefix: str = "") -> list[str]:
     return keys
 
 
+def schema_nodes() -> set[str]:
+    """The keys that hold keys (``agent``, ``seeds``, ...), not values."""
+    keys = schema_keys()
+    return {key for key in keys if any(other.startswith(f"{key}.") for other in keys)}
+
+
 def unknown_keys(container: dict[str, Any], schema: type = TrainConfig, prefix: str = "") -> list[str]:
     """The dotted keys of a composed config that ``schema`` lacks. A dict-typed field (``env.kwargs``, passed
     to ``gymnasium.make``) is free-form. Hydra lets ``+key=value`` add a key to a typed node and

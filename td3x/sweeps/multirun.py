@@ -25,11 +25,9 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
-from omegaconf.errors import OmegaConfBaseException
 
 from td3x.algo.envs import check_env
-from td3x.config.hydra import CONF_DIR, register_configs, to_typed
-from td3x.config.messages import composition_problem
+from td3x.config.hydra import CONF_DIR, register_configs, typed_task
 from td3x.config.overrides import (
     apply_overrides,
     group_options,
@@ -38,7 +36,7 @@ from td3x.config.overrides import (
     overrides_in,
     sweep_jobs,
 )
-from td3x.config.schema import ConfigError, TrainConfig
+from td3x.config.schema import ConfigError
 from td3x.rundir.layout import (
     CONFIG_FILE,
     RunFileError,
@@ -113,14 +111,14 @@ def _parser() -> OverridesParser:
     return OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
 
 
-def _sweep_config(arguments: list[str]) -> DictConfig:
+def sweep_config(arguments: list[str]) -> DictConfig:
     """The config the sweep itself is set up from (its sweeper and launcher): the command line's sweeps aside."""
     return _compose([str(o.input_line) for o in _parser().parse_overrides(arguments) if not o.is_sweep_override()])
 
 
 def job_overrides(arguments: list[str]) -> list[list[str]]:
     """Each job's overrides, in Hydra's order: the config's ``hydra.sweeper.params``, then the command line."""
-    params = _sweep_config(arguments).hydra.sweeper.params or {}
+    params = sweep_config(arguments).hydra.sweeper.params or {}
     lines = [f"{key}={value}" for key, value in params.items()] + arguments
     return sweep_jobs(_parser().parse_overrides(lines))
 
@@ -208,18 +206,6 @@ class JobComposer:
         return self.machine_problems[machine, here]
 
 
-def typed_task(task: DictConfig) -> TrainConfig:
-    """A job's task config (without ``hydra``) as a checked ``TrainConfig``: td3x's range checks.
-
-    Raises:
-        ConfigError: one line a problem; an interpolation naming nothing, an unset ``oc.env`` variable, one line.
-    """
-    try:
-        return to_typed(task)
-    except OmegaConfBaseException as error:
-        raise ConfigError([composition_problem(error)]) from error
-
-
 def check_overrides(arguments: list[str]) -> None:
     """Refuse overrides as ``td3x-train`` does before Hydra sees them: unknown keys and options, values of the
     wrong type (raises ConfigError, one line a problem)."""
@@ -267,7 +253,7 @@ def launcher_resources(arguments: list[str]) -> str | None:
     """What a SLURM launcher asks for each job (one value for the whole array, resolved from the sweep's config as
     Hydra's launcher resolves it), or None for launchers without these settings."""
     with composing():
-        launcher = _sweep_config(arguments).hydra.launcher
+        launcher = sweep_config(arguments).hydra.launcher
         if "cpus_per_task" not in launcher:
             return None
         return f"each job asks SLURM for cpus_per_task={launcher.cpus_per_task}, mem_gb={launcher.mem_gb}"
@@ -301,31 +287,6 @@ def launch_cost(jobs: list[Job]) -> str | None:
         f"core-hours at {MEASURED_STEPS_PER_CORE_SECOND} env steps per core-second ({MEASURED_ON}); your CPU, env "
         "and agent set the real rate; td3x-sweep list shows its jobs"
     )
-
-
-def launch_mode(arguments: list[str]) -> RunMode | None:
-    """How ``td3x-train ARGUMENTS`` runs, as Hydra decides it: ``MULTIRUN`` with ``-m`` or an experiment (or a
-    ``hydra.mode`` override) that sets it, else ``RUN``; None for a command line that trains nothing (``--cfg``,
-    ``--info``, ...) or names another config (``--config-name``, ...), which Hydra handles alone.
-
-    Raises:
-        HydraException, OmegaConfBaseException: an experiment's config Hydra cannot compose.
-    """
-    flags = [argument for argument in arguments if argument.startswith("-")]
-    overrides = [argument for argument in arguments if not argument.startswith("-")]
-    if any(flag not in ("-m", "--multirun", "-r", "--run") for flag in flags):
-        return None
-    if {"-m", "--multirun"} & set(flags):
-        return RunMode.MULTIRUN
-    # only an experiment or a hydra.mode override can set the mode: a plain command line is composed once, later
-    sets_mode = any(override.lstrip("+").startswith(("experiment=", "hydra.mode=")) for override in overrides)
-    return RunMode.MULTIRUN if sets_mode and _is_multirun(overrides) else RunMode.RUN
-
-
-def _is_multirun(overrides: list[str]) -> bool:
-    """Whether these overrides, without ``-m``, launch a multirun (an experiment that sets ``hydra.mode``)."""
-    with composing():
-        return bool(_sweep_config(overrides).hydra.mode == RunMode.MULTIRUN)
 
 
 # ---------------------------------------------------------------------- status and rerun of a launched sweep
