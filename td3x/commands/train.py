@@ -1,9 +1,10 @@
 """``td3x-train``: the Hydra entrypoint (``main``) and its help.
 
-``main`` checks the overrides and the config before anything is created and reports problems one line each;
-inside a multirun job it raises instead of exiting, so the sweep goes on. Training itself is the library's,
-:func:`td3x.training.run.run` (which also refuses what this machine cannot run), through
-:func:`td3x.commands.train_and_report.run_and_report`.
+``main`` checks the overrides and the config before anything is created, once each, and reports problems one line
+each. A single run is then trained through Hydra's ``run_job`` on the very config td3x composed and checked
+(:func:`train_single_run`); a multirun goes through ``@hydra.main`` (``_hydra_main``), whose jobs Hydra's launcher
+composes again and which raise instead of exiting, so the sweep goes on. Training itself is the library's,
+:func:`td3x.training.run.run`, through :func:`td3x.commands.train_and_report.run_and_report`.
 """
 
 from __future__ import annotations

@@ -102,8 +102,10 @@ def _compose(overrides: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> Dict
 
 def run_config(overrides: list[str]) -> DictConfig:
     """A single run's full config (with ``hydra``), inside :func:`composing`: Hydra's own composition of
-    ``td3x-train OVERRIDES`` (the ``hydra.mode=RUN`` that Hydra adds to a command line without ``-m``, included)."""
-    return _compose([*overrides, "hydra.mode=RUN"], RunMode.RUN)
+    ``td3x-train OVERRIDES``, with the ``hydra.mode=RUN`` that Hydra adds to a command line that sets no mode (no
+    experiment does)."""
+    sets_mode = any(override.lstrip("+").startswith("hydra.mode=") for override in overrides)
+    return _compose([*overrides, *([] if sets_mode else ["hydra.mode=RUN"])], RunMode.RUN)
 
 
 def _parser() -> OverridesParser:
