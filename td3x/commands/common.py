@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from td3x import __version__
-from td3x.config.overrides import flag_problem
+from td3x.config.command_line import flag_problem
 
 VERSION_LINE = f"td3x {__version__}"
 

@@ -28,6 +28,7 @@ from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
 from td3x.analysis.wandb_export import log_report, mode_problems
 from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, exit_with
+from td3x.rundir.layout import walk_runs
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
 STAGING_PREFIX = ".td3x-report-partial-"  # the dir inside --out where the files are written before they move in
@@ -154,6 +155,24 @@ def path_problem(paths: list[Path], out: Path, shown_out: str) -> str | None:
         where = "is" if blocking == out else f"lies below {blocking}, which is"
         return f"{shown_out} {where} a file, not a directory"
     return unwritable(out, shown_out)
+
+
+def runless_problems(paths: list[Path]) -> list[str]:
+    """One line per path that is missing or holds no run dir, found by the run-dir walker alone (each stops at its
+    first run), before any run is loaded: a wrong folder is refused at once, not after the runs of the others
+    are read, nor left out of the report in silence."""
+    problems = []
+    for path in paths:
+        skipped: list[str] = []  # broken run dirs: named when the path has no other run, else warned by the report
+        if not path.exists():
+            problems.append(f"no such file or directory: {path}")  # as the report has always named it
+        elif path.is_dir() and next(walk_runs(path, skipped.append), None) is None:
+            problems += skipped
+            problems.append(
+                f"{path} holds no run dir (a directory with a td3x config.yaml) at or below it: td3x-report takes "
+                "run dirs, sweep dirs or folders above them"
+            )
+    return problems
 
 
 def unwritable(out: Path, shown_out: str) -> str | None:
@@ -318,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or DEFAULT_OUT / time.strftime("%Y-%m-%d_%H-%M-%S")
     shown_out = f"--out {out}" if args.out else f"the default --out {out}"
     path_error = path_problem(args.paths, out, shown_out)
-    problems = ([path_error] if path_error else []) + (mode_problems() if args.wandb else [])
+    problems = [path_error] if path_error else runless_problems(args.paths)
+    problems += mode_problems() if args.wandb else []
     if problems:
         for problem in problems:
             print(f"report error: {problem}", file=sys.stderr)

@@ -29,6 +29,7 @@ from hydra.errors import HydraException
 
 from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, exit_with, int_at_least
 from td3x.config.hydra import from_saved
+from td3x.config.messages import composition_problem
 from td3x.config.schema import ConfigError
 from td3x.rundir.layout import (
     CONFIG_FILE,
@@ -378,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ConfigError as error:  # a job's overrides, or a config this machine cannot run (recheck)
         exit_with("config error", error.problems)
     except HydraException as error:  # an override Hydra refuses that td3x does not check (its syntax, a hydra key)
-        exit_with("td3x-sweep", [" ".join(str(error).split())])
+        exit_with("td3x-sweep", [composition_problem(error)])
 
 
 if __name__ == "__main__":

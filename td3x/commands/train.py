@@ -1,36 +1,42 @@
 """``td3x-train``: the Hydra entrypoint (``main``) and its help.
 
-``main`` checks the overrides and the config before anything is created and reports problems one line each;
-inside a multirun job it raises instead of exiting, so the sweep goes on. Training itself is the library's,
-:func:`td3x.training.run.run` (which also refuses what this machine cannot run), through
-:func:`td3x.commands.train_and_report.run_and_report`.
+``main`` checks the overrides and the config before anything is created, once each, and reports problems one line
+each. A single run is then trained through Hydra's ``run_job`` on the very config td3x composed and checked
+(:func:`train_single_run`); a multirun goes through ``@hydra.main`` (``_hydra_main``), whose jobs Hydra's launcher
+composes again and which raise instead of exiting, so the sweep goes on. Training itself is the library's,
+:func:`td3x.training.run.run`, through :func:`td3x.commands.train_and_report.run_and_report`.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Any
 
 import hydra
+from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.utils import configure_log, run_job
 from hydra.errors import HydraException
-from hydra.types import RunMode
-from omegaconf import DictConfig
+from hydra.types import HydraContext, RunMode, TaskFunction
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from td3x import __version__
 from td3x.algo.envs import check_env
 from td3x.commands.common import VERSION_LINE, exit_with
 from td3x.commands.train_and_report import fail, remove_if_only_hydra_files, run_and_report
-from td3x.config.hydra import CONF_DIR, register_configs, to_typed
+from td3x.config.command_line import flag_problem, spaced_assignment_problem, sweep_problem
+from td3x.config.hydra import CONF_DIR, register_configs, to_typed, typed_task
 from td3x.config.messages import composition_problem
 from td3x.config.overrides import (
-    compose_checked,
+    composed_config,
     default_choices,
-    flag_problem,
     group_options,
     override_problems,
     overrides_in,
@@ -39,16 +45,31 @@ from td3x.config.overrides import (
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
 from td3x.rundir.layout import unwritable_dir_problem
-from td3x.sweeps.multirun import launch_cost, planned_jobs, print_launch_summaries
+from td3x.sweeps.multirun import (
+    composed_jobs,
+    composing,
+    launch_cost,
+    print_launch_summaries,
+    run_config,
+    sweep_config,
+)
+from td3x.training.run import check_runtime
 
 
 def _checked_config(cfg: DictConfig, run_dir: Path, multirun: bool) -> TrainConfig | None:
-    """The typed config; what this machine cannot run is refused by :func:`td3x.training.run.run` itself."""
+    """The typed config of a job Hydra started (a multirun's, or a run of another config: ``--config-name``), checked
+    as :func:`td3x.training.run.run` would check it: td3x's range checks, then what this machine can run. A
+    multirun's jobs were checked before the launch too, but a job may train on another machine (a SLURM or Ray
+    node) and gets its config from Hydra's launcher, composed anew: this is its own first check."""
     try:
-        return to_typed(cfg)
+        config = to_typed(cfg)
+        problems = check_runtime(config)
     except ConfigError as error:
-        remove_if_only_hydra_files(run_dir)
-        fail(multirun, "config error", error.problems, 2, error)
+        problems = error.problems
+    if not problems:
+        return config
+    remove_if_only_hydra_files(run_dir)
+    fail(multirun, "config error", problems, 2, ConfigError(problems))
     return None
 
 
@@ -63,7 +84,7 @@ def _hydra_main(cfg: DictConfig) -> dict[str, Any] | None:
         return None
     if multirun and config.logging.group is None:  # a command-line sweep is one W&B group, as an experiment's
         config.logging.group = Path(hydra_config.sweep.dir).name
-    return run_and_report(config, run_dir, choices, multirun)
+    return run_and_report(config, run_dir, choices, multirun, checked=True)
 
 
 # td3x-train's options: Hydra 1.3's command line (its parser is internal: tests compare the two); any other argument
@@ -150,51 +171,181 @@ def mode_problem(arguments: list[str]) -> str | None:
     return f"{' and '.join(given)} cannot be given together: Hydra runs one of {modes}"
 
 
+def launch_mode(arguments: list[str]) -> RunMode | None:
+    """How ``td3x-train ARGUMENTS`` runs, as Hydra decides it: ``MULTIRUN`` with ``-m`` or an experiment (or a
+    ``hydra.mode`` override) that sets it, else ``RUN``; None for a command line that trains nothing (``--cfg``,
+    ``--info``, ...) or names another config (``--config-name``, ...), which Hydra handles alone.
+
+    Raises:
+        HydraException, OmegaConfBaseException: an experiment's config Hydra cannot compose.
+    """
+    flags = [argument for argument in arguments if argument.startswith("-")]
+    overrides = [argument for argument in arguments if not argument.startswith("-")]
+    if any(flag not in ("-m", "--multirun", "-r", "--run") for flag in flags):
+        return None
+    if {"-m", "--multirun"} & set(flags):
+        return RunMode.MULTIRUN
+    # only an experiment or a hydra.mode override can set the mode: a plain command line is composed once, later
+    sets_mode = any(override.lstrip("+").startswith(("experiment=", "hydra.mode=")) for override in overrides)
+    return RunMode.MULTIRUN if sets_mode and _is_multirun(overrides) else RunMode.RUN
+
+
+def _is_multirun(overrides: list[str]) -> bool:
+    """Whether these overrides, without ``-m``, launch a multirun (an experiment that sets ``hydra.mode``)."""
+    with composing():
+        return bool(sweep_config(overrides).hydra.mode == RunMode.MULTIRUN)
+
+
 def printed_config_problems(arguments: list[str]) -> list[str]:
     """For ``--cfg job`` or ``--cfg all`` (Hydra prints the config and trains nothing): td3x's range checks of the
     config it prints and its env id, so that a config that could not train is not shown as if it could. What this
-    machine can run (CUDA, memory) is not checked: a config may be printed here to run elsewhere."""
+    machine can run (CUDA, memory) is not checked: a config may be printed here to run elsewhere. The overrides'
+    text is the caller's to check; Hydra composes the config again to print it (``--cfg`` has no way in for a
+    composed config)."""
     flag = next((flag for flag in HYDRA_MODES[2] if flag in arguments), None)
     what = arguments[arguments.index(flag) + 1 : arguments.index(flag) + 2] if flag else []
     if what not in (["job"], ["all"]) or set(OTHER_CONFIG_OPTIONS) & set(arguments):
         return []  # Hydra's own config, or another config: Hydra's (and its error for a bad --cfg value)
     try:
-        config = compose_checked(overrides_in(arguments))
+        config = composed_config(overrides_in(arguments))
     except ConfigError as error:
         return error.problems
     return check_env(config.env)
 
 
-def launch_problems(arguments: list[str]) -> list[str]:
-    """Every problem of what the command line would train, found before Hydra creates a dir or starts a job: each
-    job's config (a single run is one job) under td3x's range checks and what this machine can run, and a dir it
-    can write; in a multirun each line names its job. A multirun's size and cost is printed when it can start."""
+def multirun_problems(arguments: list[str]) -> list[str]:
+    """Every problem of what a multirun would train, found before Hydra creates a dir or starts a job: each job's
+    config under td3x's range checks and, for a job that trains on this machine, what the machine can run, and a
+    dir it can write; each line names its job. The multirun's size and cost is printed when it can start. The
+    overrides' text is the caller's to check.
+
+    Each distinct choice of groups is composed here once, and Hydra's launcher composes each job again: a job may
+    start in another process or on another node, and Hydra's sweeper takes no composed config."""
     try:
-        planned = planned_jobs(arguments)
+        jobs = composed_jobs([argument for argument in arguments if not argument.startswith("-")])
     except ConfigError as error:
         return error.problems
     except (HydraException, OmegaConfBaseException) as error:  # a syntax error, an interpolation naming nothing
         return [composition_problem(error)]
-    if planned is None:  # --cfg, --info, ...: Hydra prints, nothing trains
-        return printed_config_problems(arguments)
-    jobs, multirun = planned
     problems = [
-        f"job {number} ({job.run_dir}): {problem}" if multirun else problem
-        for number, job in enumerate(jobs)
-        for problem in job.problems
+        f"job {number} ({job.run_dir}): {problem}" for number, job in enumerate(jobs) for problem in job.problems
     ]
-    where = Path(os.path.commonpath([job.run_dir for job in jobs]))  # a single run's dir, or the sweep's
-    unwritable = unwritable_dir_problem(where, f"{where} (the {'sweep' if multirun else 'run'}'s dir)")
+    where = Path(os.path.commonpath([job.run_dir for job in jobs]))
+    unwritable = unwritable_dir_problem(where, f"{where} (the sweep's dir)")
     problems += [unwritable] if unwritable else []
-    message = launch_cost(jobs) if multirun and not problems else None
+    message = launch_cost(jobs) if not problems else None
     if message:
         print(message, file=sys.stderr)
     return problems
 
 
+def _checked_run(overrides: list[str]) -> tuple[DictConfig, TrainConfig, Path]:
+    """A single run's full config, composed once as Hydra's own run composes it, its checked task config and its run
+    dir; inside :func:`~td3x.sweeps.multirun.composing`.
+
+    Raises:
+        ConfigError: td3x's range checks, what this machine cannot run, a dir it cannot write; a line Hydra cannot
+            compose, an interpolation naming nothing (one line each).
+    """
+    try:
+        cfg = run_config(overrides)
+        HydraConfig.instance().set_config(cfg)  # the run dir's ${hydra:runtime.choices...} read it
+        run_dir = Path(cfg.hydra.run.dir)  # ${now:...} resolved once: Hydra's run_job reads the same (cached) value
+        task = copy.deepcopy(cfg)
+        with open_dict(task):
+            del task["hydra"]
+        config = typed_task(task)
+    except (HydraException, OmegaConfBaseException) as error:  # a syntax error, a missing group option
+        raise ConfigError([composition_problem(error)]) from error
+    unwritable = unwritable_dir_problem(run_dir, f"{run_dir} (the run's dir)")
+    problems = check_runtime(config) + ([unwritable] if unwritable else [])
+    if problems:
+        raise ConfigError(problems)
+    return cfg, config, run_dir
+
+
+class RunCallbacks:
+    """The callbacks of a run as Hydra 1.3 calls them (its ``Callbacks``, in a private module td3x does not import):
+    each of ``hydra.callbacks`` instantiated, called in order, the ends in reverse; one that raises is a warning."""
+
+    def __init__(self, cfg: DictConfig) -> None:
+        configured = OmegaConf.select(cfg, "hydra.callbacks") or {}
+        self.callbacks = [instantiate(params) for params in configured.values()]
+
+    def _notify(self, name: str, reverse: bool = False, **kwargs: Any) -> None:
+        for callback in reversed(self.callbacks) if reverse else self.callbacks:
+            try:
+                getattr(callback, name)(**kwargs)
+            except Exception as error:  # Hydra's rule: a callback never stops the run
+                message = f"Callback {type(callback).__name__}.{name} raised {type(error).__name__}: {error}"
+                warnings.warn(message, stacklevel=2)
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._notify("on_run_start", config=config, **kwargs)
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self._notify("on_run_end", reverse=True, config=config, **kwargs)
+
+    def on_job_start(self, config: DictConfig, *, task_function: TaskFunction, **kwargs: Any) -> None:
+        self._notify("on_job_start", config=config, task_function=task_function, **kwargs)
+
+    def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:
+        self._notify("on_job_end", reverse=True, config=config, job_return=job_return, **kwargs)
+
+
+def _run_as_hydra_does(cfg: DictConfig, task_function: TaskFunction) -> None:
+    """Hydra 1.3's run of one job (``Hydra.run``) on a config already composed: its logging, callbacks, run dir with
+    ``.hydra/`` and job logging; an exception the task raised is raised here, as ``Hydra.run`` raises it."""
+    configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
+    callbacks = RunCallbacks(cfg)
+    callbacks.on_run_start(config=cfg, config_name="train")
+    context = HydraContext(
+        config_loader=GlobalHydra.instance().config_loader(),
+        callbacks=callbacks,  # type: ignore[arg-type]  # the methods run_job calls, as Hydra's Callbacks has them
+    )
+    result = run_job(
+        hydra_context=context,
+        task_function=task_function,
+        config=cfg,
+        job_dir_key="hydra.run.dir",
+        job_subdir_key=None,
+    )
+    callbacks.on_run_end(config=cfg, config_name="train", job_return=result)
+    _ = result.return_value
+
+
+def train_single_run(arguments: list[str]) -> None:
+    """``td3x-train`` without ``-m``: the run composed once, checked once (range checks, this machine) before any dir
+    is made, then trained through Hydra's ``run_job`` on that very config. ``@hydra.main`` would compose it twice
+    more (once to find the mode, once to run) and hand the task a config to check again."""
+    sweep = sweep_problem(arguments)
+    if sweep:
+        exit_with("td3x-train: error", [sweep])
+    with composing():
+        try:
+            cfg, config, run_dir = _checked_run(overrides_in(arguments))
+        except ConfigError as error:
+            exit_with("config error", error.problems)
+        numerics.restart_if_portable_asks(arguments)  # before the run dir is made
+        choices = run_choices(cfg.hydra.runtime.choices)
+        _run_as_hydra_does(cfg, lambda _: run_and_report(config, run_dir, choices, checked=True))
+
+
+def usage_problem(arguments: list[str]) -> str | None:
+    """One line for a command line Hydra would misread: an unknown ``-flag``, two of Hydra's modes, an override
+    with spaces around its ``=``."""
+    problem = (
+        flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True)
+        or mode_problem(arguments)
+        or spaced_assignment_problem(arguments)
+    )
+    return f"{problem} (see td3x-train --help)" if problem else None
+
+
 def main() -> None:
     """Console script ``td3x-train``: Hydra's command line (overrides, ``-m`` for multirun), with td3x's own
-    ``--help`` and ``--version``, and every override checked against the schema and ``conf/`` first."""
+    ``--help`` and ``--version``, and every override checked against the schema and ``conf/`` first: the text of
+    the overrides once, the config (each job's, in a multirun) once, before any dir is made."""
     arguments = sys.argv[1:]
     if "--version" in arguments:
         print(VERSION_LINE)
@@ -202,16 +353,20 @@ def main() -> None:
     if "--help" in arguments or "-h" in arguments:
         print(help_text())
         return
-    flag = flag_problem(arguments, HYDRA_OPTIONS, takes_overrides=True)
-    if flag:
-        exit_with("td3x-train: error", [f"{flag} (see td3x-train --help)"])
-    mode = mode_problem(arguments)
-    if mode:
-        exit_with("td3x-train: error", [f"{mode} (see td3x-train --help)"])
+    usage = usage_problem(arguments)
+    if usage:
+        exit_with("td3x-train: error", [usage])
     problems = override_problems(overrides_in(arguments))
     if problems:
         exit_with("config error", problems)
-    problems = launch_problems(arguments)
+    try:
+        mode = launch_mode(arguments)
+    except (HydraException, OmegaConfBaseException) as error:  # an experiment Hydra cannot compose
+        exit_with("config error", [composition_problem(error)])
+    if mode is RunMode.RUN:
+        train_single_run(arguments)
+        return
+    problems = multirun_problems(arguments) if mode is RunMode.MULTIRUN else printed_config_problems(arguments)
     if problems:
         exit_with("config error", problems)
     numerics.restart_if_portable_asks(arguments)  # before Hydra creates a dir or a launcher starts a worker

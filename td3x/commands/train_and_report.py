@@ -40,14 +40,19 @@ def fail(multirun: bool, label: str, problems: list[str], exit_code: int, error:
 
 
 def run_and_report(
-    config: TrainConfig, run_dir: Path, choices: dict[str, str] | None, multirun: bool = False
+    config: TrainConfig,
+    run_dir: Path,
+    choices: dict[str, str] | None,
+    multirun: bool = False,
+    *,
+    checked: bool = False,
 ) -> dict[str, Any] | None:
     """:func:`~td3x.training.run.run` for a command line: a refusal or a stop is one line per problem and an exit code
     (2: resume refused, or numerics this process cannot give; 1: training stopped), or, in a multirun job, an
     exception; the last line sums the run up. A config this machine cannot run is refused as ``config error``
-    lines and exit code 2."""
+    lines and exit code 2, unless the caller ``checked`` it already (``run``'s argument)."""
     try:
-        summary = run(config, run_dir, choices)
+        summary = run(config, run_dir, choices, checked=checked)
     except ConfigError as error:  # what this machine cannot run (check_runtime): nothing was created
         remove_if_only_hydra_files(run_dir)
         fail(multirun, "config error", error.problems, 2, error)

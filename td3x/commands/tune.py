@@ -15,6 +15,7 @@ import optuna
 from optuna.trial import TrialState
 
 from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
+from td3x.config.command_line import looks_like_override
 from td3x.config.overrides import compose_checked
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import RunFileError, unwritable_dir_problem
@@ -60,9 +61,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _path(text: str) -> Path:
-    """A study dir's path; an empty one (an unset shell variable) would be the working dir itself."""
+    """A study dir's path; an empty one (an unset shell variable) would be the working dir itself, and an override in
+    its place (the dir left out) would become the study dir, and a line Hydra cannot parse once td3x-tune adds its
+    W&B group (logging.group=run.total_steps=3000)."""
     if not text:
         raise argparse.ArgumentTypeError("an empty path: name the study's dir (it is created if missing)")
+    if looks_like_override(text):
+        raise argparse.ArgumentTypeError(
+            f"missing: {text} is an override, and the study's dir comes first: td3x-tune STUDY_DIR [OVERRIDE ...]"
+        )
     return Path(text)
 
 

@@ -72,6 +72,18 @@ def to_typed(cfg: Any) -> TrainConfig:
     return typed
 
 
+def typed_task(task: Any) -> TrainConfig:
+    """A job's task config (without ``hydra``) as a checked ``TrainConfig``: td3x's range checks.
+
+    Raises:
+        ConfigError: one line a problem; an interpolation naming nothing, an unset ``oc.env`` variable, one line.
+    """
+    try:
+        return to_typed(task)
+    except OmegaConfBaseException as error:
+        raise ConfigError([composition_problem(error)]) from error
+
+
 # blocks a run's config.yaml holds beside the config: the Hydra group choices and each source's effective seed
 RECORDED_BESIDE = ("choices", "effective_seeds")
 

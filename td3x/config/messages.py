@@ -8,9 +8,11 @@ import difflib
 import typing
 from typing import Any
 
+from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from td3x.config.extras import missing_plugin_problem
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.config.value_types import expected_type
 
@@ -23,6 +25,12 @@ def schema_keys(schema: type = TrainConfig, prefix: str = "") -> list[str]:
         if dataclasses.is_dataclass(hint):
             keys += schema_keys(hint, f"{prefix}{name}.")  # type: ignore[arg-type]
     return keys
+
+
+def schema_nodes() -> set[str]:
+    """The keys that hold keys (``agent``, ``seeds``, ...), not values."""
+    keys = schema_keys()
+    return {key for key in keys if any(other.startswith(f"{key}.") for other in keys)}
 
 
 def unknown_keys(container: dict[str, Any], schema: type = TrainConfig, prefix: str = "") -> list[str]:
@@ -78,7 +86,12 @@ def value_type_problem(key: str, value: Any, text: str) -> str | None:
 
 def composition_problem(error: BaseException) -> str:
     """One line for a config Hydra or OmegaConf could not compose or resolve (a syntax error in an override, an
-    interpolation naming nothing, an unset ``oc.env`` variable): its message's lines joined, with the key it names."""
+    interpolation naming nothing, an unset ``oc.env`` variable): its message's lines joined, with the key it names;
+    an option whose Hydra plugin is not installed (a SLURM or Ray launcher), with the command that installs it."""
+    if isinstance(error, MissingConfigException) and error.missing_cfg_file:
+        plugin = missing_plugin_problem(error.missing_cfg_file, list(error.options or []))
+        if plugin:
+            return plugin
     lines = [line.strip() for line in str(error).partition("Config search path")[0].splitlines() if line.strip()]
     skipped = ("full_key:", "reference_type", "object_type", "See https")  # OmegaConf's and Hydra's trailers
     message = " ".join(line for line in lines if not line.startswith(skipped))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,13 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from td3x.config.hydra import CONF_DIR, ComposedConfig, register_configs, to_typed
-from td3x.config.messages import composition_problem, schema_keys, unknown_key_problem, value_type_problem
+from td3x.config.messages import (
+    composition_problem,
+    schema_keys,
+    schema_nodes,
+    unknown_key_problem,
+    value_type_problem,
+)
 from td3x.config.schema import ConfigError
 
 FREE_FORM = ("env.kwargs.",)  # passed to gymnasium.make as they are
@@ -110,53 +116,6 @@ def overrides_in(arguments: Sequence[str]) -> list[str]:
     return [argument for argument in arguments if ("=" in argument or argument[:1] == "~") and argument[0] != "-"]
 
 
-def flag_problem(arguments: Sequence[str], options: Collection[str], takes_overrides: bool) -> str | None:
-    """One line for the first ``-flag`` of ``arguments`` that is none of ``options`` (the command's own), naming
-    what was meant: for a command that takes KEY=VALUE overrides, the override (``--total_steps 3000`` ->
-    ``run.total_steps=3000``); else the closest option; else the options. None when every flag is an option.
-
-    Args:
-        arguments: the command line, without the program's name.
-        options: the command's option strings (``--help``, ``-m``, ...).
-        takes_overrides: whether the command takes td3x-train's overrides.
-    """
-    for index, argument in enumerate(arguments):
-        flag, given, value = argument.partition("=")
-        if not flag.startswith("-") or flag in options or _is_number(flag):
-            continue
-        if not given:
-            following = arguments[index + 1] if index + 1 < len(arguments) else "-"
-            value = following if not following.startswith("-") and "=" not in following else "VALUE"
-        unknown = f"{flag} is not an option"
-        key = _key_named(flag) if takes_overrides else None
-        if key is not None:
-            return f"{unknown}: keys are set as KEY=VALUE, without dashes; write {key}={value}"
-        bare = {option.lstrip("-"): option for option in options}  # dashes alike in all: compared without them
-        close = difflib.get_close_matches(flag.lstrip("-"), sorted(bare), n=1, cutoff=0.6)
-        if close:
-            return f"{unknown}; did you mean {bare[close[0]]}?"
-        return f"{unknown}: the options are {', '.join(options)}"
-    return None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _key_named(flag: str) -> str | None:
-    """The config key or group a flag names (``--total-steps``, ``--run.total_steps``, ``--env``, ``--seeds``)."""
-    name = flag.lstrip("-").replace("-", "_")
-    nodes = _schema_nodes()
-    names = {key.rsplit(".", 1)[-1]: key for key in schema_keys() if key not in nodes}
-    names |= {group: group for group in group_options()} | {key: key for key in names.values()}
-    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.8)
-    return names[close[0]] if close else None
-
-
 def compose_checked(overrides: Sequence[str]) -> ComposedConfig:
     """The checked config ``td3x-train OVERRIDES`` would train (``td3x.compose``, ``td3x-tune``'s trials), with
     the group choices ``td3x-train`` records (``.choices``).
@@ -171,6 +130,15 @@ def compose_checked(overrides: Sequence[str]) -> ComposedConfig:
     problems = override_problems(overrides)
     if problems:
         raise ConfigError(problems)
+    return composed_config(overrides)
+
+
+def composed_config(overrides: list[str]) -> ComposedConfig:
+    """:func:`compose_checked` for overrides whose text the caller has checked (:func:`override_problems`).
+
+    Raises:
+        ConfigError: values out of range, a line Hydra cannot compose, an interpolation naming nothing.
+    """
     register_configs()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -223,7 +191,7 @@ def _type_problems(override: Override) -> list[str]:
             pairs = list(zip(override.sweep_iterator(), override.sweep_string_iterator(), strict=True))
         except HydraException:
             return []
-    if key in _schema_nodes():
+    if key in schema_nodes():
         return [] if all(isinstance(value, dict) for value, _ in pairs) else [_node_problem(key, typed)]
     found = [value_type_problem(key, value, text) for value, text in pairs]
     if not any(found):
@@ -235,15 +203,9 @@ def _type_problems(override: Override) -> list[str]:
     return [f"{problem}{_integer_hint(key, text)}" for problem, (_, text) in zip(found, pairs, strict=True) if problem]
 
 
-def _schema_nodes() -> set[str]:
-    """The keys that hold keys (``agent``, ``seeds``, ...), not values."""
-    keys = schema_keys()
-    return {key for key in keys if any(other.startswith(f"{key}.") for other in keys)}
-
-
 def _node_problem(key: str, typed: str) -> str:
     """``seeds=3``: a value given to a key that holds keys, with the leaf key it likely meant (``seed=3``)."""
-    leaves = [k for k in schema_keys() if k.count(".") == key.count(".") and k not in _schema_nodes()]
+    leaves = [k for k in schema_keys() if k.count(".") == key.count(".") and k not in schema_nodes()]
     close = difflib.get_close_matches(key, leaves, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]}={typed}?" if close else f" (set one of them: {key}.<key>=VALUE)"
     return f"{key}={typed} is not allowed: {key} holds keys, not a value{hint}"

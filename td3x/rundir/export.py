@@ -29,6 +29,7 @@ from torch import Tensor, nn
 
 from td3x.algo.envs import env_spec
 from td3x.algo.td3 import TD3
+from td3x.config.extras import install_command
 
 ONNX_FILE = "policy.onnx"
 INPUT_NAME, OUTPUT_NAME = "obs", "action"
@@ -73,7 +74,7 @@ def check_export_support() -> None:
     """Raise :class:`ExportError` naming what to install when ONNX export cannot run here."""
     missing = [name for name in EXPORT_MODULES if importlib.util.find_spec(name) is None]
     if missing:
-        raise ExportError(f"ONNX export needs {', '.join(missing)}: pip install 'td3x[export]'")
+        raise ExportError(f"ONNX export needs {', '.join(missing)}: {install_command('export')}")
 
 
 def deployed_policy(agent: TD3, env: gym.Env) -> DeployedPolicy:

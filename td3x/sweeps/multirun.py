@@ -25,11 +25,9 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
-from omegaconf.errors import OmegaConfBaseException
 
 from td3x.algo.envs import check_env
-from td3x.config.hydra import CONF_DIR, register_configs, to_typed
-from td3x.config.messages import composition_problem
+from td3x.config.hydra import CONF_DIR, register_configs, typed_task
 from td3x.config.overrides import (
     apply_overrides,
     group_options,
@@ -86,11 +84,12 @@ class Job:
 
 
 @contextlib.contextmanager
-def _composing() -> Iterator[None]:
-    """Hydra initialised on td3x's configs, as for a launch, for the ``_compose`` calls inside."""
+def composing() -> Iterator[None]:
+    """Hydra initialised on td3x's configs, as ``td3x-train`` initialises it (its job named ``train``), for the
+    compositions inside and a run started with its config loader."""
     register_configs()
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="train"):
         yield
 
 
@@ -101,19 +100,27 @@ def _compose(overrides: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> Dict
     return loader.load_configuration(config_name="train", overrides=overrides, run_mode=run_mode, from_shell=False)
 
 
+def run_config(overrides: list[str]) -> DictConfig:
+    """A single run's full config (with ``hydra``), inside :func:`composing`: Hydra's own composition of
+    ``td3x-train OVERRIDES``, with the ``hydra.mode=RUN`` that Hydra adds to a command line that sets no mode (no
+    experiment does)."""
+    sets_mode = any(override.lstrip("+").startswith("hydra.mode=") for override in overrides)
+    return _compose([*overrides, *([] if sets_mode else ["hydra.mode=RUN"])], RunMode.RUN)
+
+
 def _parser() -> OverridesParser:
     """Hydra's override parser, with the config loader that ``glob()`` sweeps list a group's options from."""
     return OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
 
 
-def _sweep_config(arguments: list[str]) -> DictConfig:
+def sweep_config(arguments: list[str]) -> DictConfig:
     """The config the sweep itself is set up from (its sweeper and launcher): the command line's sweeps aside."""
     return _compose([str(o.input_line) for o in _parser().parse_overrides(arguments) if not o.is_sweep_override()])
 
 
 def job_overrides(arguments: list[str]) -> list[list[str]]:
     """Each job's overrides, in Hydra's order: the config's ``hydra.sweeper.params``, then the command line."""
-    params = _sweep_config(arguments).hydra.sweeper.params or {}
+    params = sweep_config(arguments).hydra.sweeper.params or {}
     lines = [f"{key}={value}" for key, value in params.items()] + arguments
     return sweep_jobs(_parser().parse_overrides(lines))
 
@@ -186,11 +193,9 @@ class JobComposer:
         """td3x's range checks, then the env id and, for a job that trains ``here``, what this machine can run
         (:func:`check_runtime`); each env made once per env config, device, precision and buffer."""
         try:
-            config = to_typed(task)
+            config = typed_task(task)
         except ConfigError as error:
             return error.problems
-        except OmegaConfBaseException as error:  # an interpolation naming nothing, an unset oc.env variable
-            return [composition_problem(error)]
         machine = (
             repr(config.env),
             config.run.device,
@@ -215,7 +220,12 @@ def list_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> lis
     """The jobs of a multirun with these overrides, or the one job of a single run (``RunMode.RUN``); the
     overrides checked first, as td3x-train checks them (ConfigError)."""
     check_overrides(arguments)
-    with _composing():
+    return composed_jobs(arguments, run_mode)
+
+
+def composed_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> list[Job]:
+    """:func:`list_jobs` for overrides the caller has checked (``td3x-train`` checks a command line's once)."""
+    with composing():
         composer = JobComposer(run_mode)
         return with_seed_overlaps([composer.describe(overrides) for overrides in job_overrides(arguments)])
 
@@ -244,8 +254,8 @@ def with_seed_overlaps(jobs: list[Job]) -> list[Job]:
 def launcher_resources(arguments: list[str]) -> str | None:
     """What a SLURM launcher asks for each job (one value for the whole array, resolved from the sweep's config as
     Hydra's launcher resolves it), or None for launchers without these settings."""
-    with _composing():
-        launcher = _sweep_config(arguments).hydra.launcher
+    with composing():
+        launcher = sweep_config(arguments).hydra.launcher
         if "cpus_per_task" not in launcher:
             return None
         return f"each job asks SLURM for cpus_per_task={launcher.cpus_per_task}, mem_gb={launcher.mem_gb}"
@@ -279,27 +289,6 @@ def launch_cost(jobs: list[Job]) -> str | None:
         f"core-hours at {MEASURED_STEPS_PER_CORE_SECOND} env steps per core-second ({MEASURED_ON}); your CPU, env "
         "and agent set the real rate; td3x-sweep list shows its jobs"
     )
-
-
-def planned_jobs(arguments: list[str]) -> tuple[list[Job], bool] | None:
-    """What a ``td3x-train`` command line would train, composed before Hydra creates anything: its jobs (a single
-    run is one) and whether it is a multirun; None for a command that trains nothing (``--cfg``, ``--info``, ...).
-
-    Raises:
-        ConfigError: overrides td3x refuses. HydraException, OmegaConfBaseException: a line Hydra cannot compose.
-    """
-    flags = [argument for argument in arguments if argument.startswith("-")]
-    overrides = [argument for argument in arguments if not argument.startswith("-")]
-    if any(flag not in ("-m", "--multirun") for flag in flags):
-        return None
-    multirun = bool(flags) or (any("experiment=" in override for override in overrides) and _is_multirun(overrides))
-    return list_jobs(overrides, RunMode.MULTIRUN if multirun else RunMode.RUN), multirun
-
-
-def _is_multirun(overrides: list[str]) -> bool:
-    """Whether these overrides, without ``-m``, launch a multirun (an experiment that sets ``hydra.mode``)."""
-    with _composing():
-        return bool(_sweep_config(overrides).hydra.mode == RunMode.MULTIRUN)
 
 
 # ---------------------------------------------------------------------- status and rerun of a launched sweep

@@ -28,6 +28,8 @@ def seed_configs(config: TrainConfig) -> list[TrainConfig]:
     """The config of each seed of the process: ``seed + k``, everything else shared (``run.num_seeds`` kept,
     so each seed's ``config.yaml`` records the mode it was trained in). A pinned source (``seeds.*``) is thus the
     same for every seed, and a following one moves with the seed."""
+    if config.run.num_seeds == 1:  # the process's one seed is the config itself: not built (and checked) again
+        return [config]
     return [dataclasses.replace(config, seed=seed) for seed in seed_range(config.seed, config.run.num_seeds)]
 
 

@@ -178,6 +178,8 @@ def run(
     run_dir: Path | str,
     choices: dict[str, str] | None = None,
     on_evaluation: EvaluationCallback | None = None,
+    *,
+    checked: bool = False,
 ) -> dict[str, Any]:
     """Train one run in ``run_dir`` (or resume it from its checkpoint) and return its summary
     (:class:`~td3x.rundir.layout.RunSummary` as a dict); with ``run.num_seeds`` K > 1, K runs in ``run_dir/seed_<seed>``
@@ -189,6 +191,8 @@ def run(
         choices: the Hydra group choices (env, agent, noise, ablation), recorded in ``config.yaml``.
         on_evaluation: called after each evaluation (:data:`~td3x.algo.function_types.EvaluationCallback`); what it
             raises stops the run, whose summary records it as the failure.
+        checked: the caller has just built ``config`` (its range checks) and run :func:`check_runtime` on it in this
+            process, as ``td3x-train`` does before Hydra makes the run dir: neither is done again here.
 
     Raises:
         ConfigError: what this machine cannot run (:func:`check_runtime`); nothing was created.
@@ -200,7 +204,8 @@ def run(
             job was requeued and resumes.
     """
     run_dir = Path(run_dir)
-    refuse_unrunnable(config)
+    if not checked:
+        refuse_unrunnable(config)
     numerics.apply(config.run.numerics)  # before the run's first torch operation (td3x.host.numerics)
     with exclusive(run_dir):
         return _run_locked(config, run_dir, choices, on_evaluation)

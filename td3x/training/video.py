@@ -29,6 +29,7 @@ import numpy as np
 from td3x.algo.envs import make_env
 from td3x.algo.evaluation_episodes import evaluate
 from td3x.algo.function_types import Policy
+from td3x.config.extras import install_command
 from td3x.config.schema import EnvConfig
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ GL_HINT = (
     "on a machine without a display, MuJoCo renders with OSMesa: `apt-get install libosmesa6` "
     "(td3x then sets MUJOCO_GL=osmesa), or set MUJOCO_GL=egl where a GPU driver provides EGL"
 )
-FFMPEG_HINT = "MP4 writing needs imageio-ffmpeg: pip install 'td3x[video]'"
+FFMPEG_HINT = f"MP4 writing needs imageio-ffmpeg: {install_command('video')}"
 DEFAULT_FPS = 30  # for envs whose metadata has no render_fps
 # the shared library each offscreen backend loads, in the order td3x tries them
 GL_LIBRARIES = {"osmesa": "OSMesa", "egl": "EGL"}
@@ -125,9 +126,15 @@ def check_mp4_writer() -> None:
 
 
 def check_video_support(env_config: EnvConfig) -> None:
-    """Raise :class:`VideoError` saying what to install when videos of this env cannot be made here."""
+    """Raise :class:`VideoError` saying what to install when videos of this env cannot be made here: a first frame
+    is drawn, since what draws it (pygame for classic control, GL for MuJoCo) is loaded only then."""
     check_mp4_writer()
-    make_render_env(env_config).close()
+    env = make_render_env(env_config)
+    try:
+        env.reset(seed=0)
+        render_frame(env)
+    finally:
+        env.close()
 
 
 def make_render_env(env_config: EnvConfig) -> gym.Env:
@@ -149,6 +156,11 @@ def render_frame(env: gym.Env) -> np.ndarray:
     """The env's current frame (H, W, 3) as uint8, or a :class:`VideoError` saying what to install."""
     try:
         frame = env.render()
+    except gym.error.DependencyNotInstalled as error:  # pygame, which draws classic control, is loaded here
+        raise VideoError(
+            f"cannot render {env.spec.id if env.spec else 'the env'}: {error}; td3x's video extra installs what its "
+            f"envs draw with: {install_command('video')}"
+        ) from error
     except Exception as error:  # GL context creation fails here, at the first frame
         backend = os.environ.get("MUJOCO_GL", "unset")
         raise VideoError(

@@ -75,7 +75,7 @@ class TestStopAndResumeMessages:
     def test_the_stop_line_gives_the_resume_command(
         self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
     ) -> None:
-        def stopped(*_: Any) -> None:
+        def stopped(*_: Any, **__: Any) -> None:
             raise RunInterrupted("stopped by SIGINT at env step 1200, after a checkpoint")
 
         monkeypatch.setattr(train_and_report, "run", stopped)

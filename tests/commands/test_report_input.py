@@ -110,6 +110,43 @@ def test_a_refused_report_leaves_no_out_dir_behind(
     assert code == 2 and files_below(tmp_path) == []
 
 
+# ---------------------------------------------------------------------------------------------------- paths
+NO_RUN = (
+    "holds no run dir (a directory with a td3x config.yaml) at or below it: td3x-report takes run dirs, sweep dirs "
+    "or folders above them"
+)
+
+
+def test_a_folder_without_runs_and_a_missing_one_are_each_named_before_any_run_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "docs" / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "docs" / "page.md").write_text("# not a run\n")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.yaml").write_text("seed: [\n")  # a run dir whose config cannot be read
+    (broken / "eval.csv").write_text("step\n")
+    paths = [tmp_path / "docs", tmp_path / "nowhere", broken]
+    code, err = report([*map(str, paths), "--out", str(tmp_path / "report"), *FAST], capsys)
+    assert code == 2
+    assert err[0] == f"report error: {paths[0]} {NO_RUN}"
+    assert err[1] == f"report error: no such file or directory: {paths[1]}"
+    assert err[2].startswith(f"report error: {broken / 'config.yaml'}") and err[2].endswith("the run dir is skipped")
+    assert err[3:] == [f"report error: {broken} {NO_RUN}"]
+    assert not (tmp_path / "report").exists()
+
+
+@pytest.mark.slow
+def test_a_folder_without_runs_beside_runs_is_refused_not_left_out(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the report of the other path's runs, made in silence without the mistyped folder."""
+    (tmp_path / "empty").mkdir()
+    code, err = report([str(runs), str(tmp_path / "empty"), "--out", str(tmp_path / "report"), *FAST], capsys)
+    assert (code, err) == (2, [f"report error: {tmp_path / 'empty'} {NO_RUN}"])
+    assert files_below(tmp_path) == [tmp_path / "empty"]
+
+
 # ---------------------------------------------------------------------------------------------------- writing
 def report_process(
     argv: list[str], stdout: int | IO[str] = subprocess.DEVNULL, max_file_bytes: int | None = None

@@ -24,6 +24,7 @@ from td3x.config.schema import ConfigError
 
 RUN_FILES = {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt", "wandb"}
 SHORT = ("run.eval_episodes=2", "agent.hidden_sizes=[32,32]", "agent.batch_size=64")
+TINY = ("run.total_steps=300", "env.random_steps=100", "run.eval_every=150", "run.eval_episodes=1")
 
 
 def train(*overrides: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -279,6 +280,57 @@ def test_values_only_the_composed_config_shows_wrong_are_refused_before_any_dir_
     assert refused.value.problems == [line]
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ("seed=0,1", "ablation=none,no_twin"),  # before: Hydra's five lines and exit code 1
+            "seed=0,1 and ablation=none,no_twin give several values, and without -m td3x-train trains one run: add "
+            "-m for a job per value: td3x-train -m seed=0,1 ablation=none,no_twin",
+        ),
+        (
+            ("env=hopper", "seed=range(0,3)"),
+            "seed=range(0,3) gives several values, and without -m td3x-train trains one run: add -m for a job per "
+            "value: td3x-train -m env=hopper 'seed=range(0,3)'",
+        ),
+        # before: "config error:  is not a td3x key" (the shell splits ``env = hopper`` into three words)
+        (("env", "=", "hopper"), "'env = hopper' has spaces around '=': write env=hopper (see td3x-train --help)"),
+        (
+            ("agent.tau=", "0.01", "seed=1"),
+            "'agent.tau= 0.01' has spaces around '=': write agent.tau=0.01 (see td3x-train --help)",
+        ),
+        (("seed", "=3"), "'seed =3' has spaces around '=': write seed=3 (see td3x-train --help)"),
+        (
+            ("=", "hopper"),
+            "'= hopper' names no key: an override is KEY=VALUE, without spaces (e.g. env=hopper) "
+            "(see td3x-train --help)",
+        ),
+    ],
+)
+def test_a_command_line_hydra_would_misread_is_one_line_with_the_command_meant(
+    argv: tuple[str, ...],
+    line: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert train_main(monkeypatch, capsys, *argv) == (2, f"td3x-train: error: {line}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_experiment_that_sweeps_needs_no_m(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An experiment sets Hydra's multirun mode: its command line's sweeps are a multirun's, not refused for -m."""
+    monkeypatch.chdir(tmp_path)
+    code, stderr = train_main(
+        monkeypatch, capsys, "+experiment=table2_smoke", "env=pendulum", "seed=0,1", "agent.tau=5"
+    )
+    assert code == 2 and "-m" not in stderr and stderr.startswith("config error: job 0 (")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_empty_run_dir_is_refused_not_the_working_dir_trained_in(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -360,3 +412,88 @@ def test_the_module_path_before_the_folders_still_starts_td3x_train(tmp_path: Pa
     )
     assert result.returncode == 0 and result.stdout.startswith("td3x-train "), result.stderr
     assert "Usage: td3x-train" in result.stdout
+
+
+# ---------------------------------------------------------------------- one pass over a command line (issue 60)
+# td3x-train ARGV under cProfile, in a process of its own (Hydra configures its logging): its exit code and how often
+# each pass ran, the real functions counted by their code, nothing replaced
+COUNT_PASSES = """
+import cProfile, json, pstats, sys
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from td3x.commands.train import main
+from td3x.config.overrides import override_problems
+from td3x.config.schema import TrainConfig
+from td3x.training.run import check_runtime
+
+passes = {
+    "override text checks": override_problems,
+    "compositions": ConfigLoaderImpl.load_configuration,  # Hydra's, however started: td3x's checks, Hydra's run
+    "range checks": TrainConfig.problems,
+    "machine checks": check_runtime,
+}
+sys.argv = ["td3x-train", *sys.argv[1:]]
+profile = cProfile.Profile()
+try:
+    profile.runcall(main)
+    code = 0
+except SystemExit as exit_:
+    code = int(exit_.code or 0)
+calls = {key: counts[1] for key, counts in pstats.Stats(profile).stats.items()}
+where = {label: (f.__code__.co_filename, f.__code__.co_firstlineno, f.__code__.co_name) for label, f in passes.items()}
+print(json.dumps({"code": code, **{label: calls.get(key, 0) for label, key in where.items()}}))
+"""
+
+
+def counted_passes(*argv: str, cwd: Path) -> dict[str, int]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
+    result = subprocess.run(
+        [sys.executable, "-c", COUNT_PASSES, *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=300,
+    )
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_a_run_is_checked_and_composed_once(tmp_path: Path) -> None:
+    """Before: the override text checked twice, the config composed four times (td3x's sweep config and job, Hydra's
+    mode and run), range-checked three times, the machine checked twice. The run dir (a timestamp here) is the one
+    the checks named."""
+    passes = counted_passes(*TINY, "logging.wandb_mode=disabled", cwd=tmp_path)
+    assert passes == {"code": 0, "override text checks": 1, "compositions": 1, "range checks": 1, "machine checks": 1}
+    (run_dir,) = (tmp_path / "outputs" / "runs").iterdir()
+    assert {"config.yaml", "eval.csv", "summary.json", ".hydra", "train.log"} <= {p.name for p in run_dir.iterdir()}
+
+
+def test_a_refused_run_is_checked_once_and_leaves_nothing(tmp_path: Path) -> None:
+    passes = counted_passes("agent.tau=5", cwd=tmp_path)
+    assert passes == {"code": 2, "override text checks": 1, "compositions": 1, "range checks": 1, "machine checks": 0}
+    assert list(tmp_path.iterdir()) == []
+    passes = counted_passes("-m", "agent.tau=0.5,5", cwd=tmp_path)  # a multirun's text: once too
+    assert (passes["code"], passes["override text checks"]) == (2, 1)
+
+
+@pytest.mark.slow
+def test_a_single_run_is_the_run_hydra_itself_would_make(tmp_path: Path) -> None:
+    """td3x starts a single run through Hydra's run_job with the config it checked; ``--config-name train`` (the
+    same config) takes Hydra's own ``@hydra.main`` path: the same .hydra/ files (but the dir), the same eval.csv (but
+    the timing columns), and a callback of ``hydra.callbacks`` called alike."""
+    callback = "+hydra.callbacks.log_return._target_=hydra.experimental.callbacks.LogJobReturnCallback"
+    runs = {
+        path: train(*extra, *TINY, callback, "logging.wandb_mode=disabled", f"hydra.run.dir={tmp_path / path}")
+        for path, extra in (("td3x", ()), ("hydra", ("--config-name", "train")))
+    }
+    assert all(result.returncode == 0 for result in runs.values()), [r.stderr for r in runs.values()]
+    for name in ("config.yaml", "overrides.yaml", "hydra.yaml"):
+        ours, hydras = (
+            (tmp_path / path / ".hydra" / name).read_text().replace(str(tmp_path / path), "DIR") for path in runs
+        )
+        assert ours == hydras, name
+    untimed = [
+        [{k: v for k, v in row.items() if "time" not in k and "sps" not in k} for row in csv.DictReader(file)]
+        for file in ((tmp_path / path / "eval.csv").open() for path in runs)
+    ]
+    assert untimed[0] == untimed[1] and len(untimed[0]) == 3
+    assert all("Succeeded with return value" in (tmp_path / path / "train.log").read_text() for path in runs)

@@ -291,6 +291,19 @@ def test_a_dir_that_is_not_a_study_s_is_refused_and_left_as_it_was(
     assert "argument study_dir: an empty path" in capsys.readouterr().err
 
 
+def test_an_override_where_the_study_dir_goes_names_the_missing_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``config error: logging.group=run.total_steps=3000: mismatched input '=' expecting <EOF>``."""
+    monkeypatch.chdir(tmp_path)
+    assert exit_code(tune.main, ["--trials", "8", "run.total_steps=3000"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "td3x-tune: error: argument study_dir: missing: run.total_steps=3000 is an override, and the study's dir "
+        "comes first: td3x-tune STUDY_DIR [OVERRIDE ...] (see td3x-tune --help)"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.slow
 def test_a_relaunch_with_other_settings_is_refused(
     pruned_study: tuple[Path, Any], capsys: pytest.CaptureFixture[str]
