@@ -25,6 +25,7 @@ from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
 from td3x.analysis.wandb_export import log_report, mode_problems
 from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag
+from td3x.rundir.outputs import REPORT_FILE
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
 STAGING_PREFIX = ".td3x-report-partial-"  # the dir inside --out where the files are written before they move in
@@ -291,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         reason = error.strerror or str(error)
         print(
-            f"report error: stdout cannot be written: {reason} (the Markdown is in {out / 'report.md'})",
+            f"report error: stdout cannot be written: {reason} (the Markdown is in {out / REPORT_FILE})",
             file=sys.stderr,
         )
         return 1

@@ -46,6 +46,7 @@ from td3x.rundir.layout import (
     write_json_atomic,
 )
 from td3x.rundir.lock import exclusive
+from td3x.rundir.outputs import is_output_dir
 from td3x.rundir.resume_decision import Plan, plan
 from td3x.rundir.state import summary_says_complete
 from td3x.training.loop import RunInterrupted, Trainer
@@ -219,9 +220,9 @@ def _write_provenance(path: Path, resuming: bool, device: str) -> KernelChange |
         except RunFileError as error:  # a damaged record of the past never stops the training
             log.warning("%s; this sitting's provenance.json replaces it", error)
     if earlier is None:
-        write_json_atomic(path, collect_provenance(device))
+        write_json_atomic(path, collect_provenance(device, is_output_dir))
         return None
-    provenance = resumed_provenance(earlier, device)
+    provenance = resumed_provenance(earlier, device, is_output_dir)
     write_json_atomic(path, provenance)
     return None if kernels(provenance) == kernels(earlier) else (kernels(earlier), kernels(provenance))
 
