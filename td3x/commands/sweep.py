@@ -51,6 +51,8 @@ def _print_list(jobs: list[Job], resources: str | None = None) -> int:
         print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}  [{job.total_steps} steps, {seeds}, {threads}]")
         for problem in job.problems:
             print(f"      config error: {problem}")
+        if job.no_update is not None:
+            print(f"      warning: {job.no_update}")
     refused = sum(bool(job.problems) for job in jobs)
     runs = sum(job.num_seeds for job in jobs)
     print(f"{len(jobs)} jobs, {runs} runs" + (f", {refused} with config errors" if refused else ""))

@@ -38,7 +38,7 @@ from td3x.config.overrides import (
     overrides_in,
     sweep_jobs,
 )
-from td3x.config.schema import ConfigError
+from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import (
     CONFIG_FILE,
     RunFileError,
@@ -79,6 +79,7 @@ class Job:
     seed: int = 0
     num_seeds: int = 1  # run.num_seeds: the job trains this many seeds, each in its own dir below run_dir
     num_threads: int = 1  # run.num_threads: the cores the job trains on
+    no_update: str | None = None  # why its runs end before their first update (TrainConfig.no_update_warning)
 
     @property
     def seeds(self) -> range:
@@ -172,25 +173,27 @@ class JobComposer:
 
     def describe(self, overrides: list[str]) -> Job:
         run_dir, task = self.configs(overrides)
+        config, problems = self._checked(task, self.trains_here(overrides))
         return Job(
             overrides=overrides,
             run_dir=run_dir,
-            problems=self._problems(task, self.trains_here(overrides)),
+            problems=problems,
             total_steps=int(task.run.total_steps),
             seed=int(task.seed),
             num_seeds=int(task.run.num_seeds),
             num_threads=int(task.run.num_threads),
+            no_update=None if config is None else config.no_update_warning(),
         )
 
-    def _problems(self, task: DictConfig, here: bool) -> list[str]:
-        """td3x's range checks, then the env id and, for a job that trains ``here``, what this machine can run
-        (:func:`check_runtime`); each env made once per env config, device, precision and buffer."""
+    def _checked(self, task: DictConfig, here: bool) -> tuple[TrainConfig | None, list[str]]:
+        """The typed config (None if refused) and its problems: td3x's range checks, the env id and, for a job that
+        trains ``here``, what this machine can run (:func:`check_runtime`), made once per env, device and buffer."""
         try:
             config = to_typed(task)
         except ConfigError as error:
-            return error.problems
+            return None, error.problems
         except OmegaConfBaseException as error:  # an interpolation naming nothing, an unset oc.env variable
-            return [composition_problem(error)]
+            return None, [composition_problem(error)]
         machine = (
             repr(config.env),
             config.run.device,
@@ -200,7 +203,7 @@ class JobComposer:
         )
         if (machine, here) not in self.machine_problems:
             self.machine_problems[machine, here] = check_runtime(config) if here else check_env(config.env)
-        return self.machine_problems[machine, here]
+        return config, self.machine_problems[machine, here]
 
 
 def check_overrides(arguments: list[str]) -> None:
@@ -325,7 +328,7 @@ def sweep_states(sweep_dir: Path) -> list[RunState]:
 def launch_summary(sweep_dir: Path, launch: Launch) -> str:
     """The line a multirun ends with: how many of its jobs are complete, failed, stopped (resumable) or not started
     (refused, or never reached), and where; a job with a run whose files cannot be read is failed, as
-    ``td3x-sweep status`` lists it."""
+    ``td3x-sweep status`` lists it; and how many of its jobs make no update (their rows show untrained policies)."""
     counts = dict.fromkeys((COMPLETE, FAILED, STOPPED, NOT_STARTED), 0)
     jobs = launch_jobs(sweep_dir, launch)
     for job in jobs:
@@ -335,6 +338,8 @@ def launch_summary(sweep_dir: Path, launch: Launch) -> str:
     runs = sum(job.num_seeds for job in jobs)
     outcome = ", ".join(f"{number} {state}" for state, number in counts.items() if number or state == "complete")
     line = f"multirun: {len(jobs)} jobs ({runs} runs): {outcome}; sweep dir {sweep_dir}"
+    if idle := sum(job.no_update is not None for job in jobs):
+        line += f"; {idle} of {len(jobs)} jobs made no update (their train.log says why): untrained policies' returns"
     if counts["complete"] == len(jobs):
         return line
     return f"{line}; `td3x-sweep status {sweep_dir}` lists its runs, `td3x-sweep rerun {sweep_dir}` relaunches it"

@@ -250,7 +250,7 @@ def _run_locked(
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
         finished = zip(decision.parts["seeds"], seeds, strict=True)
         return group_summary([_finished_summary(decision.parts, state, seed.run_dir) for state, seed in finished])
-    log.info(start_line(config, run_dir, choices))
+    _announce(config, run_dir, choices)
     run_dir.mkdir(parents=True, exist_ok=True)
     earlier = [seed.run_dir / name for seed in seeds for name in (CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE)]
     if decision.action == "start" and any(path.exists() for path in earlier):
@@ -285,6 +285,14 @@ def _run_locked(
             trainer.close("failed", failure=f"{type(error).__name__}: {error}")
         raise
     return group_summary([summary.to_dict() for summary in trainer.close("complete")])
+
+
+def _announce(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> None:
+    """The start line, and a warning when the run will make no update (its returns would say nothing of the agent)."""
+    log.info(start_line(config, run_dir, choices))
+    no_update = config.no_update_warning()
+    if no_update is not None:
+        log.warning("%s: %s", run_dir, no_update)
 
 
 def start_line(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> str:

@@ -288,6 +288,25 @@ def test_list_exits_2_naming_a_refused_job(capsys: pytest.CaptureFixture[str]) -
     assert sweep_cli(capsys, "list", "agent.tau=0.01")[0] == 0
 
 
+def test_list_warns_of_a_job_too_short_to_update(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = sweep_cli(capsys, "list", "run.total_steps=1000,1001")
+    short, long = (line for line in out.splitlines() if line.endswith("thread]"))
+    assert (
+        code == 0
+        and short.endswith("[1000 steps, seed=0, 1 thread]")
+        and long.endswith("[1001 steps, seed=0, 1 thread]")
+    )
+    warnings = [line for line in out.splitlines() if "warning:" in line]
+    assert warnings == [
+        "      warning: run.total_steps=1000 makes no update: updates start at env step 1000 "
+        "(max(env.random_steps=1000, agent.batch_size=256)), so every evaluation is of the untrained policy, whatever "
+        "the agent or ablation; train more than 1000 steps for the agent to learn"
+    ]
+    assert out.index(short) < out.index(warnings[0]) < out.index(long)  # under its job
+    (job,) = list_jobs(["run.total_steps=2000", "agent.update_start=2000"])
+    assert job.no_update is not None and "(agent.update_start=2000)" in job.no_update
+
+
 def test_a_sweep_dir_is_given_back_to_hydra_whole_even_with_a_comma_or_quote_in_its_path(tmp_path: Path) -> None:
     """status and rerun pass the sweep dir to Hydra as an override: a comma unquoted would make it a sweep."""
     odd = tmp_path / "a,b'c"
