@@ -39,7 +39,8 @@ from td3x.config.overrides import (
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
 from td3x.rundir.layout import unwritable_dir_problem
-from td3x.sweeps.multirun import launch_cost, planned_jobs, print_launch_summaries
+from td3x.sweeps.cost import launch_cost
+from td3x.sweeps.multirun import planned_jobs, print_launch_summaries
 
 
 def _checked_config(cfg: DictConfig, run_dir: Path, multirun: bool) -> TrainConfig | None:

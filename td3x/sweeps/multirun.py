@@ -1,5 +1,5 @@
-"""A multirun's jobs, their runs' states, and a launch's cost and closing line: what td3x-train, td3x-sweep and the
-W&B view share.
+"""A multirun's jobs, their runs' states, and a launch's closing line: what td3x-train, td3x-sweep and the W&B view
+share (a launch's cost before it starts: :mod:`td3x.sweeps.cost`).
 
 :func:`list_jobs` composes each job of a ``td3x-train`` command line exactly as Hydra's basic sweeper does (the
 experiment's ``hydra.sweeper.params`` first, then the command line), through Hydra's public API and the rules of
@@ -56,7 +56,6 @@ from td3x.rundir.state import (
     STOPPED,
     RunState,
     listed_run_state,
-    run_state,
     unreadable_state,
 )
 from td3x.sweeps.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sweep_dir_override
@@ -252,36 +251,6 @@ def launcher_resources(arguments: list[str]) -> str | None:
         if "cpus_per_task" not in launcher:
             return None
         return f"each job asks SLURM for cpus_per_task={launcher.cpus_per_task}, mem_gb={launcher.mem_gb}"
-
-
-# ---------------------------------------------------------------------- a launch's size and cost, before it starts
-# the speed a launch's cost is estimated at, measured and committed: td3x's reference runs of TD3 (agent=td3_paper)
-# on Hopper-v5, 100k env steps each with the paper's evaluations, one thread, 2-3 seeds a process, on an AMD EPYC
-# (docs/results/report/compute.csv, "env steps per core-second"; tests/commands/test_sweep.py checks it is that table's)
-MEASURED_STEPS_PER_CORE_SECOND = 69.4
-MEASURED_ON = "TD3 agent=td3_paper on Hopper-v5 in td3x's reference runs, one thread, AMD EPYC; docs/results"
-ANNOUNCE_FROM_CORE_HOURS = 1.0  # a launch estimated at less is not announced
-
-
-def launch_cost(jobs: list[Job]) -> str | None:
-    """One line with the size and estimated cost of what the jobs have left to train (steps their run dirs
-    already hold are not counted again), or None below ANNOUNCE_FROM_CORE_HOURS."""
-    runs = sum(job.num_seeds for job in jobs)
-    steps = 0
-    for job in jobs:
-        for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
-            try:
-                steps += max(job.total_steps - run_state(seed_dir, job.total_steps, job.num_seeds).steps, 0)
-            except RunFileError:  # a broken summary: the run trains again from what its checkpoint holds
-                steps += job.total_steps
-    core_hours = steps / MEASURED_STEPS_PER_CORE_SECOND / 3600
-    if core_hours < ANNOUNCE_FROM_CORE_HOURS:
-        return None
-    return (
-        f"this sweep: {len(jobs)} jobs, {runs} runs, {steps:,} env steps to train: about {core_hours:,.0f} "
-        f"core-hours at {MEASURED_STEPS_PER_CORE_SECOND} env steps per core-second ({MEASURED_ON}); your CPU, env "
-        "and agent set the real rate; td3x-sweep list shows its jobs"
-    )
 
 
 def planned_jobs(arguments: list[str]) -> tuple[list[Job], bool] | None:

@@ -47,16 +47,9 @@ from td3x.config.hydra import CONF_DIR
 from td3x.config.schema import TrainConfig
 from td3x.rundir.layout import seed_run_dirs
 from td3x.rundir.lock import exclusive
+from td3x.sweeps.cost import MEASURED_ON, MEASURED_STEPS_PER_CORE_SECOND, launch_cost
 from td3x.sweeps.launches import read_launches, sweep_dir_override
-from td3x.sweeps.multirun import (
-    MEASURED_ON,
-    MEASURED_STEPS_PER_CORE_SECOND,
-    Job,
-    launch_cost,
-    launch_summary,
-    launcher_resources,
-    list_jobs,
-)
+from td3x.sweeps.multirun import Job, launch_summary, launcher_resources, list_jobs
 from td3x.training.loop import RunInterrupted, TrainingError
 from td3x.training.run import run
 
