@@ -122,10 +122,11 @@ class JobComposer:
     """Composes jobs as Hydra would, composing each distinct choice of config groups once: a job is a copy of
     its groups' composition with its value overrides (``key=v``, ``+``, ``++``, ``~``) applied in Hydra's order."""
 
-    def __init__(self, run_mode: RunMode = RunMode.MULTIRUN) -> None:
+    def __init__(self, run_mode: RunMode = RunMode.MULTIRUN, check_machine: bool = True) -> None:
         self.groups = set(group_options())
         self.cache: dict[tuple[str, ...], DictConfig] = {}
         self.run_mode = run_mode  # a single run's dir is hydra.run.dir, a multirun job's the sweep dir's subdir
+        self.check_machine = check_machine  # False: the range checks alone, no env made
         # the env's and machine's problems, once per (env, device, precision, buffer, seeds) and place it trains
         self.machine_problems: dict[tuple[tuple[object, ...], bool], list[str]] = {}
 
@@ -193,6 +194,8 @@ class JobComposer:
             return None, error.problems
         except OmegaConfBaseException as error:  # an interpolation naming nothing, an unset oc.env variable
             return None, [composition_problem(error)]
+        if not self.check_machine:
+            return config, []
         machine = (
             repr(config.env),
             config.run.device,
@@ -213,12 +216,13 @@ def check_overrides(arguments: list[str]) -> None:
         raise ConfigError(problems)
 
 
-def list_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> list[Job]:
+def list_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN, check_machine: bool = True) -> list[Job]:
     """The jobs of a multirun with these overrides, or the one job of a single run (``RunMode.RUN``); the
-    overrides checked first, as td3x-train checks them (ConfigError)."""
+    overrides checked first, as td3x-train checks them (ConfigError). ``check_machine=False`` leaves out the checks
+    that make the job's env (its id, what this machine can run): for what reads a launched sweep's runs."""
     check_overrides(arguments)
     with _composing():
-        composer = JobComposer(run_mode)
+        composer = JobComposer(run_mode, check_machine)
         return with_seed_overlaps([composer.describe(overrides) for overrides in job_overrides(arguments)])
 
 
@@ -276,8 +280,10 @@ def _is_multirun(overrides: list[str]) -> bool:
 
 # ---------------------------------------------------------------------- status and rerun of a launched sweep
 def launch_jobs(sweep_dir: Path, launch: Launch) -> list[Job]:
-    """The jobs of one launch into ``sweep_dir``, their run dirs in ``sweep_dir`` wherever it was launched to."""
-    return list_jobs([*launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)])
+    """The jobs of one launch into ``sweep_dir``, their run dirs in ``sweep_dir`` wherever it was launched to (for
+    its runs' states: no env is made)."""
+    overrides = [*launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)]
+    return list_jobs(overrides, check_machine=False)
 
 
 def sweep_states(sweep_dir: Path) -> list[RunState]:

@@ -152,6 +152,38 @@ def test_not_a_sweep_dir_is_one_line(tmp_path: Path) -> None:
     assert result.stderr.strip() == f"td3x-sweep: {tmp_path} is not a sweep dir: it has no multirun.yaml"
 
 
+SETTOTALMASS = "compiler attribute 'settotalmass' is deprecated"  # Gymnasium's HalfCheetah model, at every compile
+
+
+@pytest.mark.slow
+def test_mujoco_s_warnings_go_to_the_log_once_per_process_and_no_file_is_written_where_td3x_runs(
+    tmp_path: Path,
+) -> None:
+    """MuJoCo printed its warning at every env made (96 times in the smoke sweep, 4 in ``list``) and appended it to
+    MUJOCO_LOG.TXT in the working dir, for ``td3x-sweep list`` too."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    listed = td3x("td3x.commands.sweep", "list", "env=halfcheetah", "seed=0,1", cwd=cwd)
+    assert listed.returncode == 0 and "2 jobs, 2 runs" in listed.stdout, listed.stderr
+    assert SETTOTALMASS not in listed.stdout + listed.stderr and not list(cwd.iterdir())  # creates nothing
+
+    sweep_dir = tmp_path / "sweep"
+    short = ("run.total_steps=300", "run.eval_every=300", "run.eval_episodes=1", "agent.hidden_sizes=[16,16]")
+    launched = td3x(
+        "td3x.commands.train", "-m", "env=halfcheetah", "seed=0,1", *short, f"hydra.sweep.dir={sweep_dir}", cwd=cwd
+    )
+    assert launched.returncode == 0, launched.stderr
+    console = launched.stdout + launched.stderr
+    assert console.count(SETTOTALMASS) == 1 and "(logged once per process)" in console  # both jobs: one process
+    first, second = (next(sweep_dir.glob(f"halfcheetah/none/*seed={seed}")) for seed in (0, 1))
+    (logged,) = [line for line in (first / "train.log").read_text().splitlines() if SETTOTALMASS in line]
+    assert "[td3x.algo.envs][INFO] - MuJoCo: " in logged
+    assert SETTOTALMASS not in (second / "train.log").read_text()
+    status = td3x("td3x.commands.sweep", "status", str(sweep_dir), cwd=cwd)
+    assert status.returncode == 0 and SETTOTALMASS not in status.stdout + status.stderr
+    assert not list(cwd.iterdir())  # no MUJOCO_LOG.TXT
+
+
 # ---------------------------------------------------------------------- bookkeeping: the dir given, every launch
 @pytest.mark.slow
 def test_status_and_rerun_work_on_the_dir_given_counting_every_launch_into_it(tmp_path: Path) -> None:
