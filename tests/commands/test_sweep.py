@@ -26,7 +26,7 @@ import pytest
 import yaml
 from helpers.report_runs import curve, write_run
 from helpers.run_files import assert_same_run, signal_at, without_timing
-from helpers.scripts import exit_code
+from helpers.scripts import BIN, exit_code
 from helpers.sweeps import (
     ONE_CLUSTER_AT_A_TIME,
     TINY,
@@ -357,19 +357,20 @@ def test_status_of_a_failed_run_gives_its_reason(
 def test_status_of_a_run_stopped_by_ctrl_c_is_stopped_at_once_and_running_while_a_process_holds_it(
     make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A run of 100,000 steps stopped by SIGINT at step 330: stopped (its summary records the interruption) from
+    """A run of 10,000,000 steps stopped by SIGINT at step 330: stopped (its summary records the interruption) from
     the first second, with the compute left at its own speed; running again while a process holds its lock (as
     a relaunch resuming it does, before its first evaluation rewrites the summary)."""
     signal_at(monkeypatch, 330)
     with pytest.raises(RunInterrupted):
-        run(make_config(*STATUS_RUN, "run.total_steps=100000", "agent.buffer_size=1000"), tmp_path)
+        run(make_config(*STATUS_RUN, "run.total_steps=10000000", "agent.buffer_size=1000"), tmp_path)
     monkeypatch.undo()
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["status"] == "running" and summary["interrupted"].startswith("RunInterrupted: stopped by SIGINT")
-    left_h = (100_000 - 330) / (330 / summary["wall_time_s"]) / 3600
+    left_h = (10_000_000 - 330) / (330 / summary["wall_time_s"]) / 3600
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 0 running, 1 stopped, 0 stale, 0 failed, 0 not started" in out
-    assert f"steps: 330/100000 (0.3%); about {left_h:.1f} h of compute left" in out
+    assert f"steps: 330/10000000 (0.0%); about {left_h:.1f} h of compute left" in out
+    assert f"stopped  {tmp_path}  at step 330: {summary['interrupted']}; resume with: td3x-resume {tmp_path}" in out
     with exclusive(tmp_path):
         code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 1 running, 0 stopped, 0 stale, 0 failed, 0 not started" in out
@@ -393,6 +394,34 @@ def test_the_compute_left_of_seeds_sharing_a_process_counts_its_wall_clock_once(
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 0 running, 2 stopped, 0 stale, 0 failed, 0 not started" in out
     assert f"steps: 660/20000000 (0.0%); about {left_h:.1f} h of compute left" in out
+    stopped = [line for line in out.splitlines() if line.startswith("stopped")]
+    assert [line.split()[1] for line in stopped] == [str(tmp_path / "seed_0"), str(tmp_path / "seed_1")]
+    assert all(line.endswith(f"; resume with: td3x-resume {tmp_path}") for line in stopped)  # their one process
+
+
+def test_status_gives_minutes_under_an_hour_and_the_command_that_resumes_a_stopped_run(
+    make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "about 0.0 h" for minutes left, and nothing of how to continue; the command it gives runs as printed
+    (the dir quoted: a space, and brackets a shell would glob)."""
+    run_dir = tmp_path / "my run [1]"
+    signal_at(monkeypatch, 330)
+    with pytest.raises(RunInterrupted):
+        run(make_config(*STATUS_RUN, "run.total_steps=1000", "run.eval_every=200"), run_dir)
+    monkeypatch.undo()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    left_s = (1000 - 330) / (330 / summary["wall_time_s"])
+    minutes = max(1, round(left_s / 60))
+    code, out, _ = sweep_cli(capsys, "status", str(run_dir))
+    assert code == 1 and left_s < 3600
+    assert f"steps: 330/1000 (33.0%); about {minutes} minute{'s' * (minutes > 1)} of compute left" in out
+    command = f"td3x-resume '{run_dir}'"
+    assert f"stopped  {run_dir}  at step 330: {summary['interrupted']}; resume with: {command}" in out.splitlines()
+    environment = {**without_wandb_settings(), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    resumed = subprocess.run(command, shell=True, capture_output=True, text=True, env=environment, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    code, out, _ = sweep_cli(capsys, "status", str(run_dir))
+    assert code == 0 and "1 complete" in out and "steps: 1000/1000 (100.0%); finished: no compute left" in out
 
 
 @pytest.mark.slow
@@ -428,7 +457,9 @@ def test_status_of_a_killed_run_is_stale_once_its_lock_is_free(tmp_path: Path) -
     assert summary(run_dir)["status"] == "running" and summary(run_dir)["interrupted"] is None
     status = td3x("td3x.commands.sweep", "status", str(run_dir))
     assert status.returncode == 1 and "0 complete, 0 running, 0 stopped, 1 stale, 0 failed" in status.stdout
-    stale = f"stale    {run_dir}  at step {steps}: killed: no process holds its lock"
+    stale = (
+        f"stale    {run_dir}  at step {steps}: killed: no process holds its lock; resume with: td3x-resume {run_dir}"
+    )
     assert stale in status.stdout.splitlines(), status.stdout
 
 
