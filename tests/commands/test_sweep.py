@@ -409,6 +409,9 @@ def test_status_gives_minutes_under_an_hour_and_the_command_that_resumes_a_stopp
     with pytest.raises(RunInterrupted):
         run(make_config(*STATUS_RUN, "run.total_steps=1000", "run.eval_every=200"), run_dir)
     monkeypatch.undo()
+    (shutil.copytree(run_dir, tmp_path / "fresh") / "summary.json").unlink()  # not started: no speed known yet
+    code, out, _ = sweep_cli(capsys, "status", str(tmp_path / "fresh"))
+    assert "steps: 0/1000 (0.0%); the compute left is estimated once a run has reached its first evaluation" in out
     summary = json.loads((run_dir / "summary.json").read_text())
     left_s = (1000 - 330) / (330 / summary["wall_time_s"])
     minutes = max(1, round(left_s / 60))
