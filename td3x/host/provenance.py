@@ -83,6 +83,17 @@ def kernels(provenance: dict[str, Any]) -> str | None:
     return provenance.get("cpu_capability") or None
 
 
+def computed_on(provenance: dict[str, Any]) -> str | None:
+    """What computed a sitting's numbers: ``cuda (<the GPU>)`` for one that trained on a GPU, else its CPU's fp32
+    kernels, ``cpu (fp32 kernels AVX512)`` (:func:`kernels`; a sitting of a td3x that did not record the device is
+    read as the CPU's, as that td3x compared kernels alone); None when it recorded neither. A run resumed on other
+    ones goes on to other numbers than an uninterrupted run's."""
+    if provenance.get("device") == "cuda":
+        return f"cuda ({provenance.get('cuda') or 'GPU not recorded'})"
+    cpu_kernels = kernels(provenance)
+    return None if cpu_kernels is None else f"cpu (fp32 kernels {cpu_kernels})"
+
+
 def command_as_typed(argv: list[str]) -> list[str]:
     """The command line without the machine's paths: the program by its name (``td3x-train``), or relative to the
     working dir when started as a file below it (``td3x/commands/train.py``); the arguments as given."""
