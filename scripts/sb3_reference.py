@@ -62,6 +62,7 @@ from td3x.rundir.layout import (
     truncate_after,
     write_json_atomic,
 )
+from td3x.rundir.outputs import is_output_dir
 
 ROW = "SB3 TD3"
 BUFFER_ARRAYS = ("observations", "next_observations", "actions", "rewards", "dones", "timeouts")
@@ -291,7 +292,7 @@ def start_or_resume(config: TrainConfig, choices: dict[str, str], work: Path) ->
     checkpoint), or start afresh (returns None). One line and a non-zero exit if it holds another config's run
     or an unreadable checkpoint."""
     saved = yaml.safe_dump({**to_container(config), "choices": choices}, sort_keys=False)
-    provenance = collect_provenance("cpu")  # SB3 trains on the CPU here (device="cpu")
+    provenance = collect_provenance("cpu", is_output_dir)  # SB3 trains on the CPU here (device="cpu")
     resume = None
     if (work / CHECKPOINT_FILE).exists():
         if (work / CONFIG_FILE).read_text() != saved:
@@ -301,7 +302,7 @@ def start_or_resume(config: TrainConfig, choices: dict[str, str], work: Path) ->
         except checkpoint.CheckpointError as error:
             sys.exit(f"{error}: remove {work} to train the seed from the start")
         truncate_after(work, resume["step"])
-        provenance = resumed_provenance(json.loads((work / PROVENANCE_FILE).read_text()), "cpu")
+        provenance = resumed_provenance(json.loads((work / PROVENANCE_FILE).read_text()), "cpu", is_output_dir)
         print(f"{config.env.id} seed {config.seed}: resumed at step {resume['step']} from {work / CHECKPOINT_FILE}")
     else:
         shutil.rmtree(work, ignore_errors=True)  # killed before its first checkpoint: nothing to resume

@@ -3,6 +3,7 @@ can also be seeded on its own (``seeds.*``), its generator then being the one th
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,8 +37,21 @@ class Generators:
         self.warmup.bit_generator.state = state[CHECKPOINT_NAMES["warmup"]]
         self.exploration.bit_generator.state = state[CHECKPOINT_NAMES["exploration"]]
         self.replay.bit_generator.state = state[CHECKPOINT_NAMES["replay"]]
-        self.smoothing.set_state(state[CHECKPOINT_NAMES["smoothing"]])
+        restore_generator(self.smoothing, state[CHECKPOINT_NAMES["smoothing"]])
         self.weights.set_state(state[CHECKPOINT_NAMES["weights"]])
+
+
+def restore_generator(generator: torch.Generator, saved: torch.Tensor) -> None:
+    """Continue ``generator`` from ``saved``, its state when the checkpoint was written. A state of another device's
+    generator (a run trained on a GPU resumed on the CPU, or the reverse) cannot continue there: each device has its
+    own generator (the CPU's a Mersenne Twister, 5056 bytes of state; CUDA's Philox, a seed and an offset, 16 bytes).
+    The generator then starts from a seed drawn from that state, so that one checkpoint resumes to the same numbers
+    every time; they are not those the other device would have drawn."""
+    if saved.numel() == generator.get_state().numel():
+        generator.set_state(saved)
+    else:
+        digest = hashlib.sha256(saved.numpy().tobytes()).digest()
+        generator.manual_seed(int.from_bytes(digest[:8], "little"))
 
 
 def seed_everything(seed: int, device: torch.device, sources: Mapping[str, int] | None = None) -> Generators:

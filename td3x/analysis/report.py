@@ -54,6 +54,7 @@ from td3x.analysis.seed_spread import SeedStudy
 from td3x.analysis.seed_study_checks import StudyPower, load_power
 from td3x.analysis.seed_study_registered import RegisteredStudy, judge_registered
 from td3x.analysis.stalled_registered import judge_stalled
+from td3x.rundir.outputs import REPORT_FILE, REPORT_TITLE
 
 # the paper-shaped tables, also written as LaTeX (booktabs) with these captions
 LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}
@@ -241,7 +242,7 @@ def write_report(report: Report, out: Path, plotly_js: str = "directory") -> Wri
     figures = write_plots(report, out / plots.PLOTS_DIR, plotly_js)
     written.files += figures.files
     written.not_drawn = figures.not_drawn
-    written.files.append(out / "report.md")
+    written.files.append(out / REPORT_FILE)
     relative = [path.relative_to(out) for path in written.files]
     written.markdown = render_markdown(report, written.frames, relative, written.not_drawn)
     written.files[-1].write_text(written.markdown)
@@ -343,7 +344,7 @@ def _header(report: Report) -> str:
     averaged = sum(len(cell.runs) for cell in report.grid.cells.values())
     flagged = sum(cell.flagged for cell in report.grid.cells.values())
     return (
-        f"# td3x report\n\n{len(report.runs)} run dirs under {', '.join(map(str, report.sources))}: {averaged} "
+        f"{REPORT_TITLE}\n\n{len(report.runs)} run dirs under {', '.join(map(str, report.sources))}: {averaged} "
         f"averaged into {len(report.grid.cells)} cells, {len(report.runs) - averaged} not averaged. "
         f"{flagged} cells are marked (!): they have runs not averaged or seeds missing (see the last section). "
         f"{stalled.summary(report.grid)} "

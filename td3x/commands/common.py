@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -125,6 +126,12 @@ def exit_with(label: str, problems: Sequence[str], exit_code: int = 2) -> NoRetu
     for problem in problems:
         print(f"{label}: {problem}", file=sys.stderr)
     sys.exit(exit_code)
+
+
+def resume_command(run_dir: Path) -> str:
+    """The command that continues the run in ``run_dir``, its path quoted for a shell where it needs it (a sweep job's
+    ``agent.hidden_sizes=[32,32]`` would be a glob)."""
+    return f"td3x-resume {shlex.quote(str(run_dir))}"
 
 
 def log_to(log_file: Path) -> None:

@@ -29,6 +29,7 @@ from td3x.analysis.report import Report, ReportError, Settings, Written, build_r
 from td3x.analysis.wandb_export import log_report, mode_problems
 from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, exit_with
 from td3x.rundir.layout import walk_runs
+from td3x.rundir.outputs import REPORT_FILE
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
 STAGING_PREFIX = ".td3x-report-partial-"  # the dir inside --out where the files are written before they move in
@@ -60,7 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_version_flag(parser)
     parser.add_argument(
-        "paths", nargs="*", type=given_path, help="sweep dirs, run dirs, or folders above them (default: none, only with --plan)"
+        "paths",
+        nargs="*",
+        type=given_path,
+        help="sweep dirs, run dirs, or folders above them (default: none, for --plan alone)",
     )
     parser.add_argument(
         "--plan",
@@ -367,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         reason = error.strerror or str(error)
         print(
-            f"report error: stdout cannot be written: {reason} (the Markdown is in {out / 'report.md'})",
+            f"report error: stdout cannot be written: {reason} (the Markdown is in {out / REPORT_FILE})",
             file=sys.stderr,
         )
         return 1

@@ -2,7 +2,7 @@
 
 The same decisions as ``td3x-train`` (:mod:`td3x.rundir.resume_decision`: resume, extend, nothing to do, or refuse), no
 overrides to retype and no run-dir path to quote. Only keys that never change what is learned may be given
-(:data:`RESUME_KEYS`).
+(:data:`RESUME_KEYS`), and the device it goes on on (a run trained on a GPU goes on on a CPU-only machine).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
+from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to, resume_command
 from td3x.commands.train_and_report import run_and_report
 from td3x.config.enums import ResumeMode
 from td3x.config.hydra import from_saved
-from td3x.config.inert import RESUME_INERT, is_inert
+from td3x.config.inert import RESUME_INERT, RESUME_MOVABLE, is_inert
 from td3x.config.overrides import override_problems
-from td3x.config.schema import ConfigError
+from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
 from td3x.rundir.layout import (
     CONFIG_FILE,
@@ -32,10 +32,11 @@ from td3x.rundir.layout import (
 )
 from td3x.rundir.resume_decision import ResumeError
 from td3x.rundir.state import stored_config_problems
+from td3x.rundir.trained_run import devices_here
 
 # what td3x-resume may change: the keys that never change what is learned, but run.resume (continuing is what is
-# asked: a run started with run.resume=never is resumed too)
-RESUME_KEYS = tuple(key for key in RESUME_INERT if key != "run.resume")
+# asked: a run started with run.resume=never is resumed too), and the device it goes on on
+RESUME_KEYS = (*(key for key in RESUME_INERT if key != "run.resume"), *RESUME_MOVABLE)
 
 
 def stored_run(run_dir: Path) -> tuple[Path, dict[str, Any]]:
@@ -88,6 +89,19 @@ def resume_overrides(saved: dict[str, Any], overrides: list[str]) -> dict[str, A
     return {str(key): value for key, value in container.items()}
 
 
+def missing_device_problem(run_dir: Path, config: TrainConfig, overrides: list[str]) -> str | None:
+    """The run's stored ``run.device`` when this machine lacks it (a run trained on a GPU, resumed on a CPU-only
+    machine), with the command that continues it here; None when it has it, or when the command line chose the
+    device (td3x-train's check names the user's own value)."""
+    if any(line.startswith("run.device=") for line in overrides) or config.run.device.value in devices_here():
+        return None
+    return (
+        f"{run_dir} was trained with run.device={config.run.device.value!r} and torch sees no CUDA device here: "
+        f"resume it where one is, or go on on this machine's CPU (its numbers from there on are the CPU's, not an "
+        f"uninterrupted run's): {resume_command(run_dir)} run.device=cpu"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console script ``td3x-resume RUN_DIR [KEY=VALUE ...]``: continue a run in place from its stored config."""
     parser = OneLineParser(
@@ -104,7 +118,8 @@ def main(argv: list[str] | None = None) -> None:
         nargs="*",
         metavar="KEY=VALUE",
         help=f"changes that keep what is learned: {', '.join(RESUME_KEYS)}; a larger run.total_steps extends a "
-        "run whose final checkpoint kept its buffer (run.keep_buffer=true)",
+        "run whose final checkpoint kept its buffer (run.keep_buffer=true); run.device=cpu goes on on the CPU (a run "
+        "trained on a GPU, on a machine without one: its numbers from there on are the CPU's)",
     )
     args = parser.parse_args(argv)
     numerics.allow_restart()  # a portable run restarts pinned (td3x.host.numerics)
@@ -116,6 +131,9 @@ def main(argv: list[str] | None = None) -> None:
             raise ConfigError(problems)
         config = from_saved(resume_overrides(saved, args.overrides))  # the stored config passed: the user's values
         config.run.resume = ResumeMode.auto  # a run started with run.resume=never too: continuing is what is asked
+        device_problem = missing_device_problem(run_dir, config, args.overrides)
+        if device_problem is not None:
+            raise ResumeError(device_problem)
     except (ResumeError, ConfigError, RunFileError) as error:
         exit_with("resume error", getattr(error, "problems", [str(error)]))
     log_to(run_dir / RUN_LOG)

@@ -27,7 +27,15 @@ from typing import Any
 
 from hydra.errors import HydraException
 
-from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, exit_with, int_at_least
+from td3x.commands.common import (
+    HelpFormatter,
+    OneLineParser,
+    Refused,
+    add_version_flag,
+    exit_with,
+    int_at_least,
+    resume_command,
+)
 from td3x.config.hydra import from_saved
 from td3x.config.messages import composition_problem
 from td3x.config.schema import ConfigError
@@ -40,7 +48,7 @@ from td3x.rundir.layout import (
     read_yaml_mapping,
     seed_run_dirs,
 )
-from td3x.rundir.state import COMPLETE, FAILED, STALE, STATES, RunState
+from td3x.rundir.state import COMPLETE, FAILED, STALE, STATES, STOPPED, RunState
 from td3x.sweeps.launches import cwd_problem, launch_records, sweep_dir_override
 from td3x.sweeps.multirun import Job, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
 from td3x.sweeps.wandb_view import gather, view_command, view_lines
@@ -62,6 +70,8 @@ def _print_list(jobs: list[Job], resources: str | None = None) -> int:
         print(f"{number:4d}  {job.run_dir}  {' '.join(job.overrides)}  [{job.total_steps} steps, {seeds}, {threads}]")
         for problem in job.problems:
             print(f"      config error: {problem}")
+        if job.no_update is not None:
+            print(f"      warning: {job.no_update}")
     refused = sum(bool(job.problems) for job in jobs)
     runs = sum(job.num_seeds for job in jobs)
     print(f"{len(jobs)} jobs, {runs} runs" + (f", {refused} with config errors" if refused else ""))
@@ -71,22 +81,48 @@ def _print_list(jobs: list[Job], resources: str | None = None) -> int:
 
 
 def _print_status(states: list[RunState]) -> int:
+    """A line for each run that needs looking at, then the counts, the steps done and the compute left. Exit code
+    0 when every run is complete, else 1 (2, bad input, is the caller's)."""
     counts: dict[str, int] = {}
     for state in states:
         counts[state.state] = counts.get(state.state, 0) + 1
-        if state.state in (FAILED, STALE):
-            at_step = f"  at step {state.steps}" if state.readable else ""  # an unreadable run's steps are unknown
-            print(f"{state.state:8s} {state.run_dir}{at_step}: {state.reason}")
+        line = _run_line(state)
+        if line is not None:
+            print(line)
     done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
-    rates = [s.steps_per_compute_second for s in states if s.steps_per_compute_second]
     print(", ".join(f"{counts.get(name, 0)} {name}" for name in STATES))
-    left = (total - done) / (sum(rates) / len(rates)) / 3600 if rates else float("nan")
     share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
+    rates = [s.steps_per_compute_second for s in states if s.steps_per_compute_second]
     if done >= total:
         print(f"{share}; finished: no compute left")
+    elif rates:
+        left = (total - done) / (sum(rates) / len(rates))
+        print(f"{share}; about {_duration(left)} of compute left at the mean speed of the runs so far")
     else:
-        print(f"{share}; about {left:.1f} h of compute left at the mean speed of the runs so far")
+        print(f"{share}; the compute left is estimated once a run has reached its first evaluation")
     return 0 if counts.get(COMPLETE, 0) == len(states) else 1
+
+
+def _run_line(state: RunState) -> str | None:
+    """A failed, stale or stopped run's line, why, and for the last two (resumable) the command that continues it
+    (its process's dir: the K seeds of one process resume together); None for the others."""
+    if state.state not in (FAILED, STALE, STOPPED):
+        return None
+    at_step = f"  at step {state.steps}" if state.readable else ""  # an unreadable run's steps are unknown
+    resume = (
+        ""
+        if state.state == FAILED or state.process_dir is None
+        else f"; resume with: {resume_command(state.process_dir)}"
+    )
+    return f"{state.state:8s} {state.run_dir}{at_step}: {state.reason}{resume}"
+
+
+def _duration(seconds: float) -> str:
+    """``2.5 h`` from an hour on, else whole minutes (``3 minutes``; ``0.0 h`` said nothing of a few minutes)."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    minutes = max(1, round(seconds / 60))
+    return f"{minutes} minute{'s' * (minutes > 1)}"
 
 
 def rerun(sweep_dir: Path) -> int:
@@ -264,8 +300,9 @@ COMMANDS = {
     "steps, seeds, threads and config errors), the counts of jobs and runs, and what a SLURM launcher asks for "
     "each job; runs and creates nothing",
     "status": "count the complete, running, stopped (resumable), stale (killed), failed and not started runs of a "
-    "sweep dir (every launch into it), a run dir, a K-seeds process dir or a folder of runs, with the steps done and "
-    "the compute left; runs nothing",
+    "sweep dir (every launch into it), a run dir, a K-seeds process dir or a folder of runs, with the steps done, "
+    "the compute left and the td3x-resume command of each stopped or stale run; runs nothing; exit code 0 when every "
+    "run is complete, 1 when any is not, 2 on bad input",
     "rerun": "trains: launch a sweep again in its dir, with its own overrides and launcher (each launch into it, in "
     "turn); complete jobs return at once, the others resume from their checkpoints (or start); Ctrl-C stops them "
     "at their next checkpoint; for one run dir use td3x-resume",

@@ -45,14 +45,8 @@ from td3x.config.overrides import (
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
 from td3x.rundir.layout import unwritable_dir_problem
-from td3x.sweeps.multirun import (
-    composed_jobs,
-    composing,
-    launch_cost,
-    print_launch_summaries,
-    run_config,
-    sweep_config,
-)
+from td3x.sweeps.cost import launch_cost
+from td3x.sweeps.multirun import composed_jobs, composing, print_launch_summaries, run_config, sweep_config
 from td3x.training.run import check_runtime
 
 

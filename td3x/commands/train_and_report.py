@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from td3x.commands.common import exit_with
+from td3x.commands.common import exit_with, resume_command
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
 from td3x.host.numerics import NumericsError
@@ -69,7 +69,7 @@ def run_and_report(
         fail(multirun, "config error", [str(error)], 2, error)
         return None
     except RunInterrupted as error:  # resumable: say how; a signal stops the process, not only this job of a sweep
-        fail(False, "training stopped", [f"{error}; resume with: td3x-resume {run_dir}"], 1, error)
+        fail(False, "training stopped", [f"{error}; resume with: {resume_command(run_dir)}"], 1, error)
         return None
     except TrainingError as error:
         fail(multirun, "training stopped", [str(error), f"files in {run_dir}"], 1, error)

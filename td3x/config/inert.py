@@ -4,7 +4,8 @@ Three questions need such a list, and their answers differ on purpose:
 
 - **resume** (:data:`RESUME_INERT`): what may differ between a run and its resumption. The core, and
   ``run.total_steps`` (a larger one extends a run). ``run.num_threads``, ``run.num_seeds``, ``run.device`` and
-  ``run.compile`` are *not* inert here: they change float results, or the process's layout of seeds.
+  ``run.compile`` are *not* inert here: they change float results, or the process's layout of seeds. Of these,
+  ``run.device`` may still change on resume (:data:`RESUME_MOVABLE`): it moves the run, as another CPU does.
 - **sweep dir names** (:data:`DIR_NAME_INERT`, Hydra's ``override_dirname.exclude_keys`` in ``conf/train.yaml``):
   the core, and ``env`` and ``ablation`` (the job's subdirs name them), ``experiment`` and ``hydra/launcher``.
   ``run.total_steps`` and ``run.num_seeds`` stay in the name: they make other runs.
@@ -31,6 +32,10 @@ from td3x.config.schema import SeedsConfig
 CORE = ("logging", "run.checkpoint_every", "run.log_every", "run.resume", "run.keep_buffer")
 
 RESUME_INERT = (*CORE, "run.total_steps")
+# where a run computes, which a resumed run may change although its numbers then differ from an uninterrupted run's
+# (as they do on a CPU of other fp32 kernels, which no key names): the resume records each sitting's device in
+# provenance.json and warns of the move; a run trained on a GPU goes on on a CPU-only machine with run.device=cpu
+RESUME_MOVABLE = ("run.device",)
 DIR_NAME_INERT = (*CORE, "env", "ablation", "experiment", "hydra/launcher")
 REPORT_INERT = (
     *CORE,

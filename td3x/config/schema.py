@@ -355,3 +355,26 @@ class TrainConfig:
         """The env step from which each step earns updates: ``agent.update_start``, else max(random_steps, N)."""
         start = self.agent.update_start
         return max(self.env.random_steps, self.agent.batch_size) if start is None else start
+
+    @property
+    def makes_no_update(self) -> bool:
+        """Whether the run ends before its first update: step t earns updates from t = :attr:`update_start` on, and
+        the last step is ``run.total_steps`` - 1. Each of its evaluations is then the untrained policy's, whatever
+        the agent or the ablation."""
+        return self.run.total_steps <= self.update_start
+
+    def no_update_warning(self) -> str | None:
+        """One line saying why the run :attr:`makes_no_update` and what to change; None when it updates."""
+        if not self.makes_no_update:
+            return None
+        start = self.agent.update_start
+        source = (
+            f"agent.update_start={start}"
+            if start is not None
+            else f"max(env.random_steps={self.env.random_steps}, agent.batch_size={self.agent.batch_size})"
+        )
+        return (
+            f"run.total_steps={self.run.total_steps} makes no update: updates start at env step {self.update_start} "
+            f"({source}), so every evaluation is of the untrained policy, whatever the agent or ablation; train more "
+            f"than {self.update_start} steps for the agent to learn"
+        )

@@ -5,6 +5,11 @@ kernel build). What decides fp32 numerics is recorded: the CPU's instruction-set
 dispatches to (``cpu_capability``), the CPU model, the library versions, and ``run.numerics`` with the variables it
 sets (``numerics``). In native mode the CPU model and the library builds fix the bits (two CPUs of one capability can
 differ); across CPUs only ``portable`` runs are meant to agree.
+
+The code is its commit, ``git_dirty`` (a tracked file differs from it) and the checkout's untracked files
+(``git_untracked``, the first :data:`UNTRACKED_NAMED` by path, and ``git_untracked_count``) other than those in the
+folders td3x wrote: a report written into the checkout is an output, not a change to the code. Files written before
+this split counted untracked files as dirty; they are read as they are.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +36,16 @@ PACKAGES = ("td3x", "torch", "gymnasium", "mujoco", "numpy", "hydra-core", "omeg
 ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 
 
-def collect_provenance(device: str) -> dict[str, Any]:
+UNTRACKED_NAMED = 20  # untracked files named in provenance.json; git_untracked_count counts them all
+
+OutputDirTest = Callable[[Path], bool]  # whether td3x wrote a folder (td3x.rundir.outputs.is_output_dir)
+
+
+def collect_provenance(device: str, is_output_dir: OutputDirTest) -> dict[str, Any]:
     """This sitting's provenance; ``device``: where it trains (``cpu``, ``cuda``: run.device resolved here, which
-    ``auto`` alone does not say)."""
+    ``auto`` alone does not say); ``is_output_dir``: what td3x wrote, left out of the untracked files."""
     return {
-        **_git_state(Path(__file__).resolve().parents[1]),
+        **git_state(Path(__file__).resolve().parents[1], is_output_dir),
         "python": platform.python_version(),
         "versions": {name: _version(name) for name in PACKAGES},
         "cpu": cpu_model(),
@@ -55,12 +67,12 @@ def collect_provenance(device: str) -> dict[str, Any]:
 EARLIER = "earlier_sittings"  # a resumed run's provenance: the sittings before this one, oldest first
 
 
-def resumed_provenance(earlier: dict[str, Any], device: str) -> dict[str, Any]:
+def resumed_provenance(earlier: dict[str, Any], device: str, is_output_dir: OutputDirTest) -> dict[str, Any]:
     """This process's provenance for a run it resumes, keeping the sittings before it (``earlier``: the run's
     ``provenance.json`` so far) under ``EARLIER``, oldest first: a run resumed on another CPU capability or at
     another commit says so, instead of naming only its last sitting."""
     before = [*earlier.get(EARLIER, []), {key: value for key, value in earlier.items() if key != EARLIER}]
-    return {**collect_provenance(device), EARLIER: before}
+    return {**collect_provenance(device, is_output_dir), EARLIER: before}
 
 
 def kernels(provenance: dict[str, Any]) -> str | None:
@@ -69,6 +81,17 @@ def kernels(provenance: dict[str, Any]) -> str | None:
     if (provenance.get("numerics") or {}).get("mode") == "portable":
         return "portable"
     return provenance.get("cpu_capability") or None
+
+
+def computed_on(provenance: dict[str, Any]) -> str | None:
+    """What computed a sitting's numbers: ``cuda (<the GPU>)`` for one that trained on a GPU, else its CPU's fp32
+    kernels, ``cpu (fp32 kernels AVX512)`` (:func:`kernels`; a sitting of a td3x that did not record the device is
+    read as the CPU's, as that td3x compared kernels alone); None when it recorded neither. A run resumed on other
+    ones goes on to other numbers than an uninterrupted run's."""
+    if provenance.get("device") == "cuda":
+        return f"cuda ({provenance.get('cuda') or 'GPU not recorded'})"
+    cpu_kernels = kernels(provenance)
+    return None if cpu_kernels is None else f"cpu (fp32 kernels {cpu_kernels})"
 
 
 def command_as_typed(argv: list[str]) -> list[str]:
@@ -105,16 +128,51 @@ def _slurm_array_task() -> str | None:
     return None if array_job is None else f"{array_job}_{os.environ.get('SLURM_ARRAY_TASK_ID')}"
 
 
-def _git_state(directory: Path) -> dict[str, Any]:
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=directory, capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
+GIT_KEYS = ("git_commit", "git_dirty", "git_untracked", "git_untracked_count")
 
+
+def git_state(directory: Path, is_output_dir: OutputDirTest) -> dict[str, Any]:
+    """The code of the checkout holding ``directory``: its commit, whether a tracked file differs from it (staged or
+    not), and its untracked files that lie in no folder td3x wrote (``is_output_dir``), the first
+    :data:`UNTRACKED_NAMED` by path and their count. Each None where there is no checkout (an installed wheel) or no
+    git."""
     try:
-        return {"git_commit": git("rev-parse", "HEAD"), "git_dirty": bool(git("status", "--porcelain"))}
-    except (OSError, subprocess.SubprocessError):  # not a checkout (an installed wheel), or no git
-        return {"git_commit": None, "git_dirty": None}
+        commit = _git(directory, "rev-parse", "HEAD").strip()
+        top = Path(_git(directory, "rev-parse", "--show-toplevel").strip())
+        # every untracked file by name (not its folder alone): a folder may hold td3x's outputs and the user's files
+        entries = _status_entries(_git(directory, "status", "--porcelain", "-z", "--untracked-files=all"))
+    except (OSError, subprocess.SubprocessError):
+        return dict.fromkeys(GIT_KEYS)
+    untracked = [path for status, path in entries if status == "??"]
+    written_by_td3x = cache(lambda folder: is_output_dir(top / folder))  # each folder looked at once
+    # porcelain paths are relative to the checkout's root; parents[:-1] leaves out the root itself
+    theirs = sorted(path for path in untracked if not any(map(written_by_td3x, Path(path).parents[:-1])))
+    return {
+        "git_commit": commit,
+        "git_dirty": len(untracked) < len(entries),
+        "git_untracked": theirs[:UNTRACKED_NAMED],
+        "git_untracked_count": len(theirs),
+    }
+
+
+def _git(directory: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=directory, capture_output=True, text=True, errors="replace", check=True, timeout=10
+    ).stdout
+
+
+def _status_entries(porcelain: str) -> list[tuple[str, str]]:
+    """``git status --porcelain -z`` as (status, path) pairs: ``??`` for an untracked file, ``XY`` for a tracked
+    one."""
+    fields = iter(porcelain.split("\0"))
+    entries = []
+    for field in fields:
+        if field:
+            status = field[:2]
+            entries.append((status, field[3:]))
+            if "R" in status or "C" in status:
+                next(fields, None)  # a rename's or copy's source follows as a field of its own
+    return entries
 
 
 def _version(package: str) -> str | None:

@@ -2,8 +2,9 @@
 
 ``run.resume=auto`` (the default) resumes from ``checkpoint.pt`` when the checkpoint's config matches
 on every key that changes what is learned (:data:`td3x.config.inert.RESUME_INERT` may change: the logging keys,
-the checkpoint and log intervals; a larger ``run.total_steps`` extends a run), returns at once for a finished
-run, and refuses a mismatch naming the differing keys. ``run.resume=never`` refuses a dir that already holds
+the checkpoint and log intervals; a larger ``run.total_steps`` extends a run; and ``run.device`` moves it,
+:data:`td3x.config.inert.RESUME_MOVABLE`), returns at once for a finished run, and refuses a mismatch naming the
+differing keys. ``run.resume=never`` refuses a dir that already holds
 results. One process trains in a run dir at a time (:func:`td3x.rundir.lock.exclusive`); a run is complete when its
 checkpoint says so (:func:`td3x.rundir.state.checkpoint_complete`).
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 from td3x.config.enums import ResumeMode
 from td3x.config.hydra import flatten, to_container
-from td3x.config.inert import RESUME_INERT, is_inert, without_neutral_defaults
+from td3x.config.inert import RESUME_INERT, RESUME_MOVABLE, is_inert, without_neutral_defaults
 from td3x.config.schema import TrainConfig
 from td3x.rundir import checkpoint
 from td3x.rundir.layout import CHECKPOINT_FILE, EVAL_FILE, METRICS_FILE
@@ -39,17 +40,20 @@ def learning_keys(config: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in flatten(config).items() if not is_inert(key, RESUME_INERT)}
 
 
-def hashed_keys(config: dict[str, Any]) -> dict[str, Any]:
-    """:func:`learning_keys` without the keys at their :data:`~td3x.config.inert.NEUTRAL_DEFAULTS` value: what the
-    config hash covers."""
-    return without_neutral_defaults(learning_keys(config))
+def hashed_keys(config: dict[str, Any], leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    """:func:`learning_keys` without the keys at their :data:`~td3x.config.inert.NEUTRAL_DEFAULTS` value and those
+    of ``leave_out``: what the config hash covers."""
+    keys = without_neutral_defaults(learning_keys(config))
+    return {key: value for key, value in keys.items() if not is_inert(key, leave_out)}
 
 
-def config_hash(config: dict[str, Any]) -> str:
+def config_hash(config: dict[str, Any], leave_out: tuple[str, ...] = ()) -> str:
     """The hash of :func:`hashed_keys`: ``run.numerics`` counts only when not ``native``, ``run.precision`` only when
     not ``fp32`` and a ``seeds.*`` key only when set, so that the config of a run trained before those keys existed
-    hashes as it did."""
-    return hashlib.sha256(json.dumps(hashed_keys(config), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    hashes as it did. Resuming compares hashes that ``leave_out`` the keys a run may move by
+    (:data:`~td3x.config.inert.RESUME_MOVABLE`)."""
+    keys = hashed_keys(config, leave_out)
+    return hashlib.sha256(json.dumps(keys, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def plan(config: TrainConfig, run_dir: Path) -> Plan:
@@ -77,9 +81,11 @@ def plan(config: TrainConfig, run_dir: Path) -> Plan:
 
 
 def _check_same_config(saved: dict[str, Any], current: dict[str, Any]) -> None:
-    if config_hash(saved) == config_hash(current):
+    """Refuse another config than the checkpoint's, naming the keys that differ; a move to another device is none
+    (provenance.json records it, and the run warns of it)."""
+    if config_hash(saved, RESUME_MOVABLE) == config_hash(current, RESUME_MOVABLE):
         return
-    old, new = hashed_keys(saved), hashed_keys(current)
+    old, new = hashed_keys(saved, RESUME_MOVABLE), hashed_keys(current, RESUME_MOVABLE)
     differing = [
         f"{key}={old[key]!r} (checkpoint) vs {new.get(key)!r} (now)"
         if key in old

@@ -68,6 +68,7 @@ class RunState:
     steps_per_compute_second: float | None
     reason: str | None
     readable: bool = True  # False: a file of the run cannot be read (:func:`listed_run_state`); its steps are unknown
+    process_dir: Path | None = None  # the dir of the process that trains it (td3x-resume's); None when unreadable
 
 
 def incomplete_reason(summary: Mapping[str, Any] | None, last_eval_step: int | None, total_steps: int) -> str | None:
@@ -169,7 +170,7 @@ def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
     wall = summary.get("wall_time_s") if summary is not None else None
     # K seeds share their process's wall time (each summary records it whole): each uses a K-th of it
     rate = num_seeds * steps / wall if isinstance(wall, (int, float)) and wall > 0 else None
-    return RunState(run_dir, state, steps, total_steps, rate, reason)
+    return RunState(run_dir, state, steps, total_steps, rate, reason, process_dir=process_dir(run_dir, num_seeds))
 
 
 def unreadable_reason(error: RunFileError) -> str:

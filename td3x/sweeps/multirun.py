@@ -1,5 +1,5 @@
-"""A multirun's jobs, their runs' states, and a launch's cost and closing line: what td3x-train, td3x-sweep and the
-W&B view share.
+"""A multirun's jobs, their runs' states, and a launch's closing line: what td3x-train, td3x-sweep and the W&B view
+share (a launch's cost before it starts: :mod:`td3x.sweeps.cost`).
 
 :func:`list_jobs` composes each job of a ``td3x-train`` command line exactly as Hydra's basic sweeper does (the
 experiment's ``hydra.sweeper.params`` first, then the command line), through Hydra's public API and the rules of
@@ -36,7 +36,7 @@ from td3x.config.overrides import (
     overrides_in,
     sweep_jobs,
 )
-from td3x.config.schema import ConfigError
+from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import (
     CONFIG_FILE,
     RunFileError,
@@ -54,7 +54,6 @@ from td3x.rundir.state import (
     STOPPED,
     RunState,
     listed_run_state,
-    run_state,
     unreadable_state,
 )
 from td3x.sweeps.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sweep_dir_override
@@ -77,6 +76,7 @@ class Job:
     seed: int = 0
     num_seeds: int = 1  # run.num_seeds: the job trains this many seeds, each in its own dir below run_dir
     num_threads: int = 1  # run.num_threads: the cores the job trains on
+    no_update: str | None = None  # why its runs end before their first update (TrainConfig.no_update_warning)
 
     @property
     def seeds(self) -> range:
@@ -129,10 +129,11 @@ class JobComposer:
     """Composes jobs as Hydra would, composing each distinct choice of config groups once: a job is a copy of
     its groups' composition with its value overrides (``key=v``, ``+``, ``++``, ``~``) applied in Hydra's order."""
 
-    def __init__(self, run_mode: RunMode = RunMode.MULTIRUN) -> None:
+    def __init__(self, run_mode: RunMode = RunMode.MULTIRUN, check_machine: bool = True) -> None:
         self.groups = set(group_options())
         self.cache: dict[tuple[str, ...], DictConfig] = {}
         self.run_mode = run_mode  # a single run's dir is hydra.run.dir, a multirun job's the sweep dir's subdir
+        self.check_machine = check_machine  # False: the range checks alone, no env made
         # the env's and machine's problems, once per (env, device, precision, buffer, seeds) and place it trains
         self.machine_problems: dict[tuple[tuple[object, ...], bool], list[str]] = {}
 
@@ -179,23 +180,27 @@ class JobComposer:
 
     def describe(self, overrides: list[str]) -> Job:
         run_dir, task = self.configs(overrides)
+        config, problems = self._checked(task, self.trains_here(overrides))
         return Job(
             overrides=overrides,
             run_dir=run_dir,
-            problems=self._problems(task, self.trains_here(overrides)),
+            problems=problems,
             total_steps=int(task.run.total_steps),
             seed=int(task.seed),
             num_seeds=int(task.run.num_seeds),
             num_threads=int(task.run.num_threads),
+            no_update=None if config is None else config.no_update_warning(),
         )
 
-    def _problems(self, task: DictConfig, here: bool) -> list[str]:
-        """td3x's range checks, then the env id and, for a job that trains ``here``, what this machine can run
-        (:func:`check_runtime`); each env made once per env config, device, precision and buffer."""
+    def _checked(self, task: DictConfig, here: bool) -> tuple[TrainConfig | None, list[str]]:
+        """The typed config (None if refused) and its problems: td3x's range checks, the env id and, for a job that
+        trains ``here``, what this machine can run (:func:`check_runtime`), made once per env, device and buffer."""
         try:
             config = typed_task(task)
         except ConfigError as error:
-            return error.problems
+            return None, error.problems
+        if not self.check_machine:
+            return config, []
         machine = (
             repr(config.env),
             config.run.device,
@@ -205,7 +210,7 @@ class JobComposer:
         )
         if (machine, here) not in self.machine_problems:
             self.machine_problems[machine, here] = check_runtime(config) if here else check_env(config.env)
-        return self.machine_problems[machine, here]
+        return config, self.machine_problems[machine, here]
 
 
 def check_overrides(arguments: list[str]) -> None:
@@ -216,17 +221,18 @@ def check_overrides(arguments: list[str]) -> None:
         raise ConfigError(problems)
 
 
-def list_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> list[Job]:
+def list_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN, check_machine: bool = True) -> list[Job]:
     """The jobs of a multirun with these overrides, or the one job of a single run (``RunMode.RUN``); the
-    overrides checked first, as td3x-train checks them (ConfigError)."""
+    overrides checked first, as td3x-train checks them (ConfigError). ``check_machine=False`` leaves out the checks
+    that make the job's env (its id, what this machine can run): for what reads a launched sweep's runs."""
     check_overrides(arguments)
-    return composed_jobs(arguments, run_mode)
+    return composed_jobs(arguments, run_mode, check_machine)
 
 
-def composed_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN) -> list[Job]:
+def composed_jobs(arguments: list[str], run_mode: RunMode = RunMode.MULTIRUN, check_machine: bool = True) -> list[Job]:
     """:func:`list_jobs` for overrides the caller has checked (``td3x-train`` checks a command line's once)."""
     with composing():
-        composer = JobComposer(run_mode)
+        composer = JobComposer(run_mode, check_machine)
         return with_seed_overlaps([composer.describe(overrides) for overrides in job_overrides(arguments)])
 
 
@@ -261,40 +267,14 @@ def launcher_resources(arguments: list[str]) -> str | None:
         return f"each job asks SLURM for cpus_per_task={launcher.cpus_per_task}, mem_gb={launcher.mem_gb}"
 
 
-# ---------------------------------------------------------------------- a launch's size and cost, before it starts
-# the speed a launch's cost is estimated at, measured and committed: td3x's reference runs of TD3 (agent=td3_paper)
-# on Hopper-v5, 100k env steps each with the paper's evaluations, one thread, 2-3 seeds a process, on an AMD EPYC
-# (docs/results/report/compute.csv, "env steps per core-second"; tests/commands/test_sweep.py checks it is that table's)
-MEASURED_STEPS_PER_CORE_SECOND = 69.4
-MEASURED_ON = "TD3 agent=td3_paper on Hopper-v5 in td3x's reference runs, one thread, AMD EPYC; docs/results"
-ANNOUNCE_FROM_CORE_HOURS = 1.0  # a launch estimated at less is not announced
-
-
-def launch_cost(jobs: list[Job]) -> str | None:
-    """One line with the size and estimated cost of what the jobs have left to train (steps their run dirs
-    already hold are not counted again), or None below ANNOUNCE_FROM_CORE_HOURS."""
-    runs = sum(job.num_seeds for job in jobs)
-    steps = 0
-    for job in jobs:
-        for seed_dir in seed_run_dirs(job.run_dir, job.seed, job.num_seeds):
-            try:
-                steps += max(job.total_steps - run_state(seed_dir, job.total_steps, job.num_seeds).steps, 0)
-            except RunFileError:  # a broken summary: the run trains again from what its checkpoint holds
-                steps += job.total_steps
-    core_hours = steps / MEASURED_STEPS_PER_CORE_SECOND / 3600
-    if core_hours < ANNOUNCE_FROM_CORE_HOURS:
-        return None
-    return (
-        f"this sweep: {len(jobs)} jobs, {runs} runs, {steps:,} env steps to train: about {core_hours:,.0f} "
-        f"core-hours at {MEASURED_STEPS_PER_CORE_SECOND} env steps per core-second ({MEASURED_ON}); your CPU, env "
-        "and agent set the real rate; td3x-sweep list shows its jobs"
-    )
 
 
 # ---------------------------------------------------------------------- status and rerun of a launched sweep
 def launch_jobs(sweep_dir: Path, launch: Launch) -> list[Job]:
-    """The jobs of one launch into ``sweep_dir``, their run dirs in ``sweep_dir`` wherever it was launched to."""
-    return list_jobs([*launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)])
+    """The jobs of one launch into ``sweep_dir``, their run dirs in ``sweep_dir`` wherever it was launched to (for
+    its runs' states: no env is made)."""
+    overrides = [*launch.task_overrides, *launch.hydra_overrides, sweep_dir_override(sweep_dir)]
+    return list_jobs(overrides, check_machine=False)
 
 
 def sweep_states(sweep_dir: Path) -> list[RunState]:
@@ -314,7 +294,7 @@ def sweep_states(sweep_dir: Path) -> list[RunState]:
 def launch_summary(sweep_dir: Path, launch: Launch) -> str:
     """The line a multirun ends with: how many of its jobs are complete, failed, stopped (resumable) or not started
     (refused, or never reached), and where; a job with a run whose files cannot be read is failed, as
-    ``td3x-sweep status`` lists it."""
+    ``td3x-sweep status`` lists it; and how many of its jobs make no update (their rows show untrained policies)."""
     counts = dict.fromkeys((COMPLETE, FAILED, STOPPED, NOT_STARTED), 0)
     jobs = launch_jobs(sweep_dir, launch)
     for job in jobs:
@@ -324,6 +304,8 @@ def launch_summary(sweep_dir: Path, launch: Launch) -> str:
     runs = sum(job.num_seeds for job in jobs)
     outcome = ", ".join(f"{number} {state}" for state, number in counts.items() if number or state == "complete")
     line = f"multirun: {len(jobs)} jobs ({runs} runs): {outcome}; sweep dir {sweep_dir}"
+    if idle := sum(job.no_update is not None for job in jobs):
+        line += f"; {idle} of {len(jobs)} jobs made no update (their train.log says why): untrained policies' returns"
     if counts["complete"] == len(jobs):
         return line
     return f"{line}; `td3x-sweep status {sweep_dir}` lists its runs, `td3x-sweep rerun {sweep_dir}` relaunches it"

@@ -30,7 +30,7 @@ from td3x.algo.function_types import EvaluationCallback
 from td3x.config.enums import Device
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
-from td3x.host.provenance import collect_provenance, cpu_flags, kernels, resumed_provenance
+from td3x.host.provenance import collect_provenance, computed_on, cpu_flags, resumed_provenance
 from td3x.rundir.layout import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
@@ -46,6 +46,7 @@ from td3x.rundir.layout import (
     write_json_atomic,
 )
 from td3x.rundir.lock import exclusive
+from td3x.rundir.outputs import is_output_dir
 from td3x.rundir.resume_decision import Plan, plan
 from td3x.rundir.state import summary_says_complete
 from td3x.training.loop import RunInterrupted, Trainer
@@ -211,12 +212,12 @@ def run(
         return _run_locked(config, run_dir, choices, on_evaluation)
 
 
-KernelChange = tuple[str | None, str | None]  # (earlier, now) fp32 kernels; None: not recorded
+Move = tuple[str | None, str | None]  # (earlier, now): what computed a sitting (computed_on); None: not recorded
 
 
-def _write_provenance(path: Path, resuming: bool, device: str) -> KernelChange | None:
-    """This sitting's provenance.json; a resume keeps the earlier sittings'. Returns (earlier, now) fp32 kernels when
-    they changed (the run then continues to other numbers than an uninterrupted one), else None."""
+def _write_provenance(path: Path, resuming: bool, device: str) -> Move | None:
+    """This sitting's provenance.json; a resume keeps the earlier sittings'. Returns (earlier, now) when the device or
+    the CPU's fp32 kernels changed (the run then continues to other numbers than an uninterrupted one), else None."""
     earlier = None
     if resuming and path.is_file():
         try:
@@ -224,20 +225,20 @@ def _write_provenance(path: Path, resuming: bool, device: str) -> KernelChange |
         except RunFileError as error:  # a damaged record of the past never stops the training
             log.warning("%s; this sitting's provenance.json replaces it", error)
     if earlier is None:
-        write_json_atomic(path, collect_provenance(device))
+        write_json_atomic(path, collect_provenance(device, is_output_dir))
         return None
-    provenance = resumed_provenance(earlier, device)
+    provenance = resumed_provenance(earlier, device, is_output_dir)
     write_json_atomic(path, provenance)
-    return None if kernels(provenance) == kernels(earlier) else (kernels(earlier), kernels(provenance))
+    return None if computed_on(provenance) == computed_on(earlier) else (computed_on(earlier), computed_on(provenance))
 
 
-def _warn_of_kernel_changes(run_dir: Path, changes: list[KernelChange | None]) -> None:
-    """One line per distinct change, however many of the process's seeds it concerns."""
-    for before, now in sorted({change for change in changes if change is not None}, key=str):
-        seeds = sum(change == (before, now) for change in changes)
-        which = "" if len(changes) == 1 else f" ({seeds} of its {len(changes)} seeds)"
+def _warn_of_moves(run_dir: Path, moves: list[Move | None]) -> None:
+    """One line per distinct move, however many of the process's seeds it concerns."""
+    for before, now in sorted({move for move in moves if move is not None}, key=str):
+        seeds = sum(move == (before, now) for move in moves)
+        which = "" if len(moves) == 1 else f" ({seeds} of its {len(moves)} seeds)"
         log.warning(
-            "%s%s: resumed on fp32 kernels %s after %s: from here its numbers differ from an uninterrupted run's",
+            "%s%s: resumed on %s after %s: from here its numbers are this machine's, not an uninterrupted run's",
             run_dir,
             which,
             now or "not recorded",
@@ -254,7 +255,7 @@ def _run_locked(
         log.info("%s already holds a complete run of %d steps: nothing to do", run_dir, config.run.total_steps)
         finished = zip(decision.parts["seeds"], seeds, strict=True)
         return group_summary([_finished_summary(decision.parts, state, seed.run_dir) for state, seed in finished])
-    log.info(start_line(config, run_dir, choices))
+    _announce(config, run_dir, choices)
     run_dir.mkdir(parents=True, exist_ok=True)
     earlier = [seed.run_dir / name for seed in seeds for name in (CONFIG_FILE, EVAL_FILE, METRICS_FILE, SUMMARY_FILE)]
     if decision.action == "start" and any(path.exists() for path in earlier):
@@ -263,14 +264,14 @@ def _run_locked(
     saved_seeds = decision.parts.get("seeds", [])
     wandb_run_ids = [seed["wandb_run_id"] for seed in saved_seeds] or None
     trainer = Trainer(config, run_dir, choices, wandb_run_ids, on_evaluation, seeds)
-    kernel_changes = []
+    moves = []
     resuming = decision.action == "resume"
     for seed in seeds:
         (seed.run_dir / CONFIG_FILE).write_text(
             yaml.safe_dump(recorded_config(seed.config, choices or {}), sort_keys=False)
         )
-        kernel_changes.append(_write_provenance(seed.run_dir / PROVENANCE_FILE, resuming, trainer.device.type))
-    _warn_of_kernel_changes(run_dir, kernel_changes)
+        moves.append(_write_provenance(seed.run_dir / PROVENANCE_FILE, resuming, trainer.device.type))
+    _warn_of_moves(run_dir, moves)
     try:
         if decision.action == "resume":
             trainer.restore(decision.parts)
@@ -289,6 +290,14 @@ def _run_locked(
             trainer.close("failed", failure=f"{type(error).__name__}: {error}")
         raise
     return group_summary([summary.to_dict() for summary in trainer.close("complete")])
+
+
+def _announce(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> None:
+    """The start line, and a warning when the run will make no update (its returns would say nothing of the agent)."""
+    log.info(start_line(config, run_dir, choices))
+    no_update = config.no_update_warning()
+    if no_update is not None:
+        log.warning("%s: %s", run_dir, no_update)
 
 
 def start_line(config: TrainConfig, run_dir: Path, choices: dict[str, str] | None) -> str:

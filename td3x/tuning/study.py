@@ -32,6 +32,7 @@ from td3x.config.overrides import FREE_FORM, compose_checked
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import RunFileError, read_yaml_mapping, seed_range, seed_run_dirs
 from td3x.rundir.lock import ResumeError, exclusive, is_locked
+from td3x.rundir.outputs import STUDY_FILE
 from td3x.training.loop import TrainingError
 from td3x.training.run import run
 from td3x.tuning.scores import METRICS, score_until
@@ -310,13 +311,10 @@ def fresh_evaluation(runner: StudyRunner) -> dict[str, Any] | None:
     }
 
 
-SETTINGS_FILE = "study.yaml"
-
-
 def record_settings(study_dir: Path, settings: StudySettings) -> None:
     """Write ``study.yaml`` for a new study; for an existing one, refuse other settings (ConfigError, one line
     naming each differing setting): a study's trials compare only under one space, base config and metric."""
-    path = study_dir / SETTINGS_FILE
+    path = study_dir / STUDY_FILE
     with study_lock(study_dir):
         if not path.exists():
             path.write_text(yaml.safe_dump(dataclasses.asdict(settings), sort_keys=False))

@@ -1,11 +1,13 @@
-"""The envs (td3x.algo.envs): each env's own action half range, the noise scale of each unit, and what
-check_env refuses before training."""
+"""The envs (td3x.algo.envs): each env's own action half range, the noise scale of each unit, what check_env refuses
+before training, and MuJoCo's warnings in td3x's log (the commands' own: tests/commands/test_sweep.py)."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
-from td3x.algo.envs import check_env, env_spec, make_env
+from td3x.algo.envs import MujocoWarnings, check_env, env_spec, make_env
 from td3x.config.enums import NoiseUnits
 from td3x.config.schema import EnvConfig
 
@@ -37,3 +39,30 @@ def test_check_env_refuses_an_unknown_id_an_unknown_kwarg_and_a_discrete_action_
     assert check_env(EnvConfig(id="CartPole-v1")) == [
         "env.id='CartPole-v1' is not allowed: TD3 needs a continuous (Box) action space, this env has Discrete"
     ]
+
+
+def test_each_mujoco_warning_is_logged_once_a_deprecation_at_info(caplog: pytest.LogCaptureFixture) -> None:
+    warnings = MujocoWarnings()
+    deprecated = "compiler attribute 'settotalmass' is deprecated and will be\nremoved"
+    unstable = "Nan, Inf or huge value in QACC at DOF 0. The simulation is unstable. Time = 0.0100."
+    with caplog.at_level(logging.INFO, logger="td3x.algo.envs"):
+        for message in (deprecated, unstable, deprecated, unstable):
+            warnings(message)
+    assert [(record.levelno, record.getMessage()) for record in caplog.records] == [
+        (logging.INFO, f"MuJoCo: {' '.join(deprecated.split())} (logged once per process)"),
+        (logging.WARNING, f"MuJoCo: {unstable} (logged once per process)"),
+    ]
+
+
+def test_a_mujoco_warning_handler_the_user_set_is_kept() -> None:
+    import mujoco  # here, not at collection: importing it picks its GL backend (td3x.training.video)
+
+    before = mujoco.get_mju_user_warning()
+    received: list[str] = []
+    mujoco.set_mju_user_warning(received.append)
+    try:
+        make_env(EnvConfig(id="HalfCheetah-v5")).close()
+        assert mujoco.get_mju_user_warning() == received.append
+    finally:
+        mujoco.set_mju_user_warning(before)
+    assert any("'settotalmass' is deprecated" in message for message in received)

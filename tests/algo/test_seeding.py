@@ -15,7 +15,7 @@ from helpers.runs import train_tiny
 from helpers.wandb_records import find_run_files, read_run
 
 from td3x import compose
-from td3x.algo.seeding import Generators, generators_of
+from td3x.algo.seeding import Generators, generators_of, restore_generator
 from td3x.config.hydra import from_saved, to_container
 from td3x.config.schema import EVAL_SEED_BASE, EVAL_SEED_STRIDE, SEED_SOURCES, ConfigError, TrainConfig
 from td3x.rundir.layout import is_timing_column
@@ -149,3 +149,26 @@ def read_eval(run_dir: Path) -> list[dict[str, str]]:
     """eval.csv's rows without the timing columns."""
     with (run_dir / "eval.csv").open() as file:
         return [{k: v for k, v in row.items() if not is_timing_column(k)} for row in csv.DictReader(file)]
+
+
+def cuda_state(seed: int, offset: int) -> torch.Tensor:
+    """A CUDA generator's state as torch.Generator('cuda').get_state() gives it: its Philox seed and offset."""
+    return torch.tensor([seed, offset], dtype=torch.int64).view(torch.uint8)
+
+
+def test_a_generator_state_of_another_device_seeds_the_generator_from_it_the_same_way_every_time() -> None:
+    """A CPU generator continues exactly from a CPU state; a CUDA state (a run trained on a GPU, resumed on the CPU)
+    cannot continue on the CPU, so it seeds the generator, alike each time and differently for another state."""
+    saved = torch.Generator().manual_seed(7)
+    torch.randn(5, generator=saved)
+    state = saved.get_state()
+    continued = torch.Generator()
+    restore_generator(continued, state)
+    assert torch.equal(torch.randn(5, generator=continued), torch.randn(5, generator=saved))
+
+    draws = []
+    for seed, offset in ((1234, 4000), (1234, 4000), (1234, 4004)):
+        generator = torch.Generator()
+        restore_generator(generator, cuda_state(seed, offset))
+        draws.append(torch.randn(5, generator=generator))
+    assert torch.equal(draws[0], draws[1]) and not torch.equal(draws[0], draws[2])

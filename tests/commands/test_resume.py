@@ -14,16 +14,18 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
-from helpers.run_files import assert_same_run, without_timing
+from helpers.run_files import assert_same_run, signal_at, without_timing
 from helpers.runs import TINY
 from helpers.scripts import BIN, k_seed_run
 from helpers.wandb_records import find_run_files, read_run
@@ -32,11 +34,12 @@ import td3x
 from td3x.commands import resume
 from td3x.commands.resume import RESUME_KEYS
 from td3x.config.hydra import flatten, from_saved, to_container
-from td3x.config.inert import RESUME_INERT
-from td3x.config.schema import ConfigError
+from td3x.config.inert import RESUME_INERT, RESUME_MOVABLE
+from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir import checkpoint
 from td3x.rundir.layout import CONFIG_FILE, is_timing_column
 from td3x.rundir.resume_decision import config_hash, learning_keys
+from td3x.training.loop import RunInterrupted
 
 __all__ = ["k_seed_run"]  # a fixture, imported so that this module's tests can use it
 
@@ -332,6 +335,84 @@ def test_td3x_resume_continues_a_run_started_with_resume_never(tmp_path: Path) -
     assert json.loads((tmp_path / "summary.json").read_text())["status"] == "complete"
 
 
+# ---------------------------------------------------------------------- a run trained on a GPU, resumed on the CPU
+CUDA = torch.cuda.is_available()
+GPU = "NVIDIA H200"
+
+
+def as_if_trained_on_cuda(run_dir: Path) -> None:
+    """Rewrite a run stopped on the CPU as a run stopped on a GPU records itself: ``run.device=cuda`` in its
+    config.yaml and in its checkpoint's config, provenance.json's device and GPU, and each seed's target smoothing
+    generator in CUDA's format (its Philox seed and offset, 16 bytes: torch.Generator('cuda').get_state()). What a
+    machine without a GPU cannot make is a checkpoint whose tensors were saved from CUDA memory: td3x loads every
+    checkpoint with map_location='cpu', which maps those to the CPU before anything reads them."""
+    parts = checkpoint.load(run_dir / "checkpoint.pt")
+    parts.pop("format_version")  # save adds it
+    parts["config"]["run"]["device"] = "cuda"
+    for seed in parts["seeds"]:
+        assert seed["generators"]["torch"].numel() == torch.Generator().get_state().numel()  # the CPU's, before
+        seed["generators"]["torch"] = torch.tensor([1234, 4000], dtype=torch.int64).view(torch.uint8)
+    checkpoint.save(run_dir / "checkpoint.pt", parts)
+    config = yaml.safe_load((run_dir / CONFIG_FILE).read_text())
+    config["run"]["device"] = "cuda"
+    (run_dir / CONFIG_FILE).write_text(yaml.safe_dump(config, sort_keys=False))
+    provenance = json.loads((run_dir / "provenance.json").read_text())
+    (run_dir / "provenance.json").write_text(json.dumps({**provenance, "device": "cuda", "cuda": GPU}))
+
+
+def files_of(run_dir: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(run_dir.iterdir()) if path.is_file()}
+
+
+def td3x_resume(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([BIN / "td3x-resume", *args], capture_output=True, text=True, timeout=600, env=no_wandb())
+
+
+@pytest.mark.slow
+def test_a_run_trained_on_a_gpu_goes_on_on_the_cpu_with_run_device_cpu_and_says_so(
+    make_config: Callable[..., TrainConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was refused with advice td3x-resume refused in turn (run.device is not one of its keys). Now the refusal
+    gives the command that works, and that command continues the run on the CPU: a new sitting in provenance.json,
+    one warning in train.log, the rows before the stop kept, and the same numbers from one checkpoint every time."""
+    run_dir = tmp_path / "run"
+    config = make_config(*TINY, "run.total_steps=800", "run.eval_every=200", "run.checkpoint_every=200")
+    signal_at(monkeypatch, 330)
+    with pytest.raises(RunInterrupted):
+        td3x.train(config, run_dir)
+    monkeypatch.undo()
+    as_if_trained_on_cuda(run_dir)
+    kept = eval_rows(run_dir)  # steps 0-200, before the stop
+    again = shutil.copytree(run_dir, tmp_path / "again")
+    if not CUDA:
+        before = files_of(run_dir)
+        refused = td3x_resume(run_dir)
+        assert refused.returncode == 2 and refused.stderr.splitlines() == [
+            f"resume error: {run_dir} was trained with run.device='cuda' and torch sees no CUDA device here: resume "
+            "it where one is, or go on on this machine's CPU (its numbers from there on are the CPU's, not an "
+            f"uninterrupted run's): td3x-resume {run_dir} run.device=cpu"
+        ]
+        assert files_of(run_dir) == before  # nothing written, train.log included
+
+    moved = td3x_resume(run_dir, "run.device=cpu")
+
+    assert moved.returncode == 0, moved.stderr
+    here = torch.backends.cpu.get_cpu_capability()
+    warning = (
+        f"[td3x.training.run][WARNING] - {run_dir}: resumed on cpu (fp32 kernels {here}) after cuda ({GPU}): from "
+        "here its numbers are this machine's, not an uninterrupted run's"
+    )
+    assert (run_dir / "train.log").read_text().count(warning) == 1
+    provenance = json.loads((run_dir / "provenance.json").read_text())
+    assert provenance["device"] == "cpu" and [s["device"] for s in provenance["earlier_sittings"]] == ["cuda"]
+    assert yaml.safe_load((run_dir / CONFIG_FILE).read_text())["run"]["device"] == "cpu"  # where it trains now
+    rows = eval_rows(run_dir)
+    assert [int(row["step"]) for row in rows] == [0, 200, 400, 600, 800] and rows[:2] == kept
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "complete"
+    assert td3x_resume(again, "run.device=cpu").returncode == 0
+    assert eval_rows(again) == rows  # the same checkpoint, resumed on the CPU again: the same numbers
+
+
 # ---------------------------------------------------------------------- td3x-resume, end to end
 SWEEP = (
     "-m",
@@ -435,4 +516,5 @@ def test_the_hash_leaves_out_the_resume_inert_keys_only() -> None:
         "run.resume",
         "run.keep_buffer",
     }
-    assert set(RESUME_KEYS) == set(RESUME_INERT) - {"run.resume"}  # td3x-resume continues whatever run.resume was
+    # td3x-resume continues whatever run.resume was, and may move the run to another device
+    assert set(RESUME_KEYS) == set(RESUME_INERT) - {"run.resume"} | set(RESUME_MOVABLE)

@@ -26,7 +26,7 @@ import pytest
 import yaml
 from helpers.report_runs import curve, write_run
 from helpers.run_files import assert_same_run, signal_at, without_timing
-from helpers.scripts import exit_code
+from helpers.scripts import BIN, exit_code
 from helpers.sweeps import (
     ONE_CLUSTER_AT_A_TIME,
     TINY,
@@ -47,16 +47,9 @@ from td3x.config.hydra import CONF_DIR
 from td3x.config.schema import TrainConfig
 from td3x.rundir.layout import seed_run_dirs
 from td3x.rundir.lock import exclusive
+from td3x.sweeps.cost import MEASURED_ON, MEASURED_STEPS_PER_CORE_SECOND, launch_cost
 from td3x.sweeps.launches import read_launches, sweep_dir_override
-from td3x.sweeps.multirun import (
-    MEASURED_ON,
-    MEASURED_STEPS_PER_CORE_SECOND,
-    Job,
-    launch_cost,
-    launch_summary,
-    launcher_resources,
-    list_jobs,
-)
+from td3x.sweeps.multirun import Job, launch_summary, launcher_resources, list_jobs
 from td3x.training.loop import RunInterrupted, TrainingError
 from td3x.training.run import run
 
@@ -157,6 +150,38 @@ def test_not_a_sweep_dir_is_one_line(tmp_path: Path) -> None:
     result = td3x("td3x.commands.sweep", "rerun", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.strip() == f"td3x-sweep: {tmp_path} is not a sweep dir: it has no multirun.yaml"
+
+
+SETTOTALMASS = "compiler attribute 'settotalmass' is deprecated"  # Gymnasium's HalfCheetah model, at every compile
+
+
+@pytest.mark.slow
+def test_mujoco_s_warnings_go_to_the_log_once_per_process_and_no_file_is_written_where_td3x_runs(
+    tmp_path: Path,
+) -> None:
+    """MuJoCo printed its warning at every env made (96 times in the smoke sweep, 4 in ``list``) and appended it to
+    MUJOCO_LOG.TXT in the working dir, for ``td3x-sweep list`` too."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    listed = td3x("td3x.commands.sweep", "list", "env=halfcheetah", "seed=0,1", cwd=cwd)
+    assert listed.returncode == 0 and "2 jobs, 2 runs" in listed.stdout, listed.stderr
+    assert SETTOTALMASS not in listed.stdout + listed.stderr and not list(cwd.iterdir())  # creates nothing
+
+    sweep_dir = tmp_path / "sweep"
+    short = ("run.total_steps=300", "run.eval_every=300", "run.eval_episodes=1", "agent.hidden_sizes=[16,16]")
+    launched = td3x(
+        "td3x.commands.train", "-m", "env=halfcheetah", "seed=0,1", *short, f"hydra.sweep.dir={sweep_dir}", cwd=cwd
+    )
+    assert launched.returncode == 0, launched.stderr
+    console = launched.stdout + launched.stderr
+    assert console.count(SETTOTALMASS) == 1 and "(logged once per process)" in console  # both jobs: one process
+    first, second = (next(sweep_dir.glob(f"halfcheetah/none/*seed={seed}")) for seed in (0, 1))
+    (logged,) = [line for line in (first / "train.log").read_text().splitlines() if SETTOTALMASS in line]
+    assert "[td3x.algo.envs][INFO] - MuJoCo: " in logged
+    assert SETTOTALMASS not in (second / "train.log").read_text()
+    status = td3x("td3x.commands.sweep", "status", str(sweep_dir), cwd=cwd)
+    assert status.returncode == 0 and SETTOTALMASS not in status.stdout + status.stderr
+    assert not list(cwd.iterdir())  # no MUJOCO_LOG.TXT
 
 
 # ---------------------------------------------------------------------- bookkeeping: the dir given, every launch
@@ -288,6 +313,25 @@ def test_list_exits_2_naming_a_refused_job(capsys: pytest.CaptureFixture[str]) -
     assert sweep_cli(capsys, "list", "agent.tau=0.01")[0] == 0
 
 
+def test_list_warns_of_a_job_too_short_to_update(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = sweep_cli(capsys, "list", "run.total_steps=1000,1001")
+    short, long = (line for line in out.splitlines() if line.endswith("thread]"))
+    assert (
+        code == 0
+        and short.endswith("[1000 steps, seed=0, 1 thread]")
+        and long.endswith("[1001 steps, seed=0, 1 thread]")
+    )
+    warnings = [line for line in out.splitlines() if "warning:" in line]
+    assert warnings == [
+        "      warning: run.total_steps=1000 makes no update: updates start at env step 1000 "
+        "(max(env.random_steps=1000, agent.batch_size=256)), so every evaluation is of the untrained policy, whatever "
+        "the agent or ablation; train more than 1000 steps for the agent to learn"
+    ]
+    assert out.index(short) < out.index(warnings[0]) < out.index(long)  # under its job
+    (job,) = list_jobs(["run.total_steps=2000", "agent.update_start=2000"])
+    assert job.no_update is not None and "(agent.update_start=2000)" in job.no_update
+
+
 def test_a_sweep_dir_is_given_back_to_hydra_whole_even_with_a_comma_or_quote_in_its_path(tmp_path: Path) -> None:
     """status and rerun pass the sweep dir to Hydra as an override: a comma unquoted would make it a sweep."""
     odd = tmp_path / "a,b'c"
@@ -313,19 +357,20 @@ def test_status_of_a_failed_run_gives_its_reason(
 def test_status_of_a_run_stopped_by_ctrl_c_is_stopped_at_once_and_running_while_a_process_holds_it(
     make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A run of 100,000 steps stopped by SIGINT at step 330: stopped (its summary records the interruption) from
+    """A run of 10,000,000 steps stopped by SIGINT at step 330: stopped (its summary records the interruption) from
     the first second, with the compute left at its own speed; running again while a process holds its lock (as
     a relaunch resuming it does, before its first evaluation rewrites the summary)."""
     signal_at(monkeypatch, 330)
     with pytest.raises(RunInterrupted):
-        run(make_config(*STATUS_RUN, "run.total_steps=100000", "agent.buffer_size=1000"), tmp_path)
+        run(make_config(*STATUS_RUN, "run.total_steps=10000000", "agent.buffer_size=1000"), tmp_path)
     monkeypatch.undo()
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["status"] == "running" and summary["interrupted"].startswith("RunInterrupted: stopped by SIGINT")
-    left_h = (100_000 - 330) / (330 / summary["wall_time_s"]) / 3600
+    left_h = (10_000_000 - 330) / (330 / summary["wall_time_s"]) / 3600
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 0 running, 1 stopped, 0 stale, 0 failed, 0 not started" in out
-    assert f"steps: 330/100000 (0.3%); about {left_h:.1f} h of compute left" in out
+    assert f"steps: 330/10000000 (0.0%); about {left_h:.1f} h of compute left" in out
+    assert f"stopped  {tmp_path}  at step 330: {summary['interrupted']}; resume with: td3x-resume {tmp_path}" in out
     with exclusive(tmp_path):
         code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 1 running, 0 stopped, 0 stale, 0 failed, 0 not started" in out
@@ -349,6 +394,37 @@ def test_the_compute_left_of_seeds_sharing_a_process_counts_its_wall_clock_once(
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 0 running, 2 stopped, 0 stale, 0 failed, 0 not started" in out
     assert f"steps: 660/20000000 (0.0%); about {left_h:.1f} h of compute left" in out
+    stopped = [line for line in out.splitlines() if line.startswith("stopped")]
+    assert [line.split()[1] for line in stopped] == [str(tmp_path / "seed_0"), str(tmp_path / "seed_1")]
+    assert all(line.endswith(f"; resume with: td3x-resume {tmp_path}") for line in stopped)  # their one process
+
+
+def test_status_gives_minutes_under_an_hour_and_the_command_that_resumes_a_stopped_run(
+    make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "about 0.0 h" for minutes left, and nothing of how to continue; the command it gives runs as printed
+    (the dir quoted: a space, and brackets a shell would glob)."""
+    run_dir = tmp_path / "my run [1]"
+    signal_at(monkeypatch, 330)
+    with pytest.raises(RunInterrupted):
+        run(make_config(*STATUS_RUN, "run.total_steps=1000", "run.eval_every=200"), run_dir)
+    monkeypatch.undo()
+    (shutil.copytree(run_dir, tmp_path / "fresh") / "summary.json").unlink()  # not started: no speed known yet
+    code, out, _ = sweep_cli(capsys, "status", str(tmp_path / "fresh"))
+    assert "steps: 0/1000 (0.0%); the compute left is estimated once a run has reached its first evaluation" in out
+    summary = json.loads((run_dir / "summary.json").read_text())
+    left_s = (1000 - 330) / (330 / summary["wall_time_s"])
+    minutes = max(1, round(left_s / 60))
+    code, out, _ = sweep_cli(capsys, "status", str(run_dir))
+    assert code == 1 and left_s < 3600
+    assert f"steps: 330/1000 (33.0%); about {minutes} minute{'s' * (minutes > 1)} of compute left" in out
+    command = f"td3x-resume '{run_dir}'"
+    assert f"stopped  {run_dir}  at step 330: {summary['interrupted']}; resume with: {command}" in out.splitlines()
+    environment = {**without_wandb_settings(), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    resumed = subprocess.run(command, shell=True, capture_output=True, text=True, env=environment, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    code, out, _ = sweep_cli(capsys, "status", str(run_dir))
+    assert code == 0 and "1 complete" in out and "steps: 1000/1000 (100.0%); finished: no compute left" in out
 
 
 @pytest.mark.slow
@@ -384,7 +460,9 @@ def test_status_of_a_killed_run_is_stale_once_its_lock_is_free(tmp_path: Path) -
     assert summary(run_dir)["status"] == "running" and summary(run_dir)["interrupted"] is None
     status = td3x("td3x.commands.sweep", "status", str(run_dir))
     assert status.returncode == 1 and "0 complete, 0 running, 0 stopped, 1 stale, 0 failed" in status.stdout
-    stale = f"stale    {run_dir}  at step {steps}: killed: no process holds its lock"
+    stale = (
+        f"stale    {run_dir}  at step {steps}: killed: no process holds its lock; resume with: td3x-resume {run_dir}"
+    )
     assert stale in status.stdout.splitlines(), status.stdout
 
 

@@ -111,6 +111,37 @@ def test_multirun_gives_each_job_its_own_dir_and_wandb_run_in_the_sweeps_group(t
     assert len(run_ids) == 2  # wandb.finish() between jobs: never one run for the whole sweep
 
 
+NO_UPDATE = (
+    "run.total_steps=300 makes no update: updates start at env step 300 (max(env.random_steps=300, "
+    "agent.batch_size=64)), so every evaluation is of the untrained policy, whatever the agent or ablation; train "
+    "more than 300 steps for the agent to learn"
+)
+
+
+@pytest.mark.slow
+def test_a_run_too_short_to_update_warns_at_its_start_and_in_the_line_its_multirun_ends_with(tmp_path: Path) -> None:
+    result = train(
+        "-m",
+        "run.total_steps=300,400",
+        "run.eval_every=100",
+        "env.random_steps=300",
+        *SHORT,
+        f"hydra.sweep.dir={tmp_path}",
+    )
+    assert result.returncode == 0, result.stderr
+    idle, learning = (next(tmp_path.glob(f"pendulum/none/*run.total_steps={steps}")) for steps in (300, 400))
+    warning = f"[td3x.training.run][WARNING] - {idle}: {NO_UPDATE}"
+    assert (result.stdout + result.stderr).count(warning) == 1  # on the console
+    assert (idle / "train.log").read_text().count(warning) == 1
+    assert "makes no update" not in (learning / "train.log").read_text()
+    assert len({line.split(",")[1] for line in (idle / "eval.csv").read_text().splitlines()[1:]}) == 1  # untrained
+    assert json.loads((idle / "summary.json").read_text())["updates"] == 0
+    assert result.stdout.splitlines()[-1] == (
+        f"multirun: 2 jobs (2 runs): 2 complete; sweep dir {tmp_path}; 1 of 2 jobs made no update (their train.log "
+        "says why): untrained policies' returns"
+    )
+
+
 @pytest.mark.slow
 def test_bad_config_prints_one_line_per_problem_and_leaves_nothing(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
