@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import datetime
 import subprocess
 import sys
 from collections.abc import Callable
@@ -45,6 +46,8 @@ def collect_provenance(device: str, is_output_dir: OutputDirTest) -> dict[str, A
     """This sitting's provenance; ``device``: where it trains (``cpu``, ``cuda``: run.device resolved here, which
     ``auto`` alone does not say); ``is_output_dir``: what td3x wrote, left out of the untracked files."""
     return {
+        # when the sitting began (UTC): a run judged against a registration can be placed after the file's commit
+        "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         **git_state(Path(__file__).resolve().parents[1], is_output_dir),
         "python": platform.python_version(),
         "versions": {name: _version(name) for name in PACKAGES},

@@ -4,13 +4,14 @@ the checkout, run dirs outside ``outputs/``), which are outputs and not a change
 
 from __future__ import annotations
 
+import datetime
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from td3x.host.provenance import UNTRACKED_NAMED, git_state
+from td3x.host.provenance import UNTRACKED_NAMED, collect_provenance, git_state
 from td3x.rundir.outputs import is_output_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,3 +78,12 @@ def test_outside_a_checkout_the_code_is_not_recorded(tmp_path: Path) -> None:
     assert git_state(tmp_path, is_output_dir) == dict.fromkeys(
         ("git_commit", "git_dirty", "git_untracked", "git_untracked_count")
     )
+
+
+def test_a_sitting_records_when_it_began_in_utc() -> None:
+    """Each sitting's provenance says when it started, so a run can be placed after the registration it is judged
+    by (a resumed run keeps each earlier sitting's record, with its own start)."""
+    before = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    started = datetime.datetime.fromisoformat(collect_provenance("cpu", is_output_dir)["started_at"])
+    assert started.tzinfo is not None and started.utcoffset() == datetime.timedelta(0)
+    assert before <= started <= datetime.datetime.now(datetime.UTC)
