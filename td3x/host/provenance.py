@@ -14,10 +14,10 @@ this split counted untracked files as dirty; they are read as they are.
 
 from __future__ import annotations
 
+import datetime
 import importlib.metadata
 import os
 import platform
-import datetime
 import subprocess
 import sys
 from collections.abc import Callable
