@@ -10,6 +10,7 @@ each again and compares every table byte for byte, and every table on a results 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -29,6 +30,10 @@ from td3x.rundir.layout import is_timing_column
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
+_GLANCE = importlib.util.spec_from_file_location("glance", RESULTS / "glance.py")
+assert _GLANCE is not None and _GLANCE.loader is not None
+glance = importlib.util.module_from_spec(_GLANCE)
+_GLANCE.loader.exec_module(glance)  # docs/results/glance.py: the results page's glance table
 RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
 COVERAGE = [  # the aggregates' measured coverage; the pre-registration's bounds and the seed study's post-hoc power
     "--coverage",
@@ -176,10 +181,26 @@ def test_the_committed_report_is_what_td3x_report_makes_of_the_committed_runs(
         assert (out / path).read_bytes() == (report_dir / path).read_bytes(), f"{path} differs: regenerate the report"
 
 
+def without_glance(page: str) -> str:
+    """A results page without its glance table (made from several reports' tables: tested on its own)."""
+    if glance.START not in page:
+        return page
+    head, rest = page.split(glance.START, 1)
+    return head + rest.split(glance.END, 1)[1]
+
+
+def test_the_results_page_leads_with_the_glance_table_made_from_the_committed_reports() -> None:
+    page = PAGE.read_text()
+    assert glance.written(page) == page, "run python docs/results/glance.py --write"
+    first_table = next(line for line in page.splitlines() if line.startswith("|"))
+    assert first_table == glance.HEADER.splitlines()[0]
+    assert " | verdict | " in first_table and first_table.count("|") - 1 <= 8  # one verdict mark, a narrow table
+
+
 @pytest.mark.parametrize("published", PAGES)
 def test_the_results_page_quotes_the_report_s_tables_and_plots(published: str) -> None:
     _, report_dir, page_path, command, _ = PUBLISHED[published]
-    page, report = page_path.read_text(), (report_dir / "report.md").read_text()
+    page, report = without_glance(page_path.read_text()), (report_dir / "report.md").read_text()
     table_lines = [line for line in page.splitlines() if line.startswith("|")]
     assert len(table_lines) > 10
     missing = [line for line in table_lines if line not in report.splitlines()]

@@ -79,7 +79,8 @@ def test_the_peer_and_bf16_comparisons_are_judged_as_published() -> None:
 def test_the_paper_horizon_is_judged_as_published() -> None:
     found = judged("horizon")
     (row,) = published("horizon/report/registered.csv")
-    check_two_sample(row, found["TD3 at 1M against the authors"], found["TD3 at 1M against the authors (difference)"])
+    name = "TD3 at 1M against the authors on HalfCheetah-v5"
+    check_two_sample(row, found[name], found[f"{name} (difference)"])
     last = found["at the last step"].judgement
     assert last is not None and same(last.estimate, row["at_last_step_difference"])
     assert same(last.low, row["at_last_step_ci95_low"]) and same(last.high, row["at_last_step_ci95_high"])
