@@ -14,7 +14,6 @@ the W&B app (:mod:`td3x.sweeps.wandb_workspace`).
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import os
@@ -23,7 +22,6 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from hydra.errors import HydraException
 
@@ -41,16 +39,15 @@ from td3x.config.messages import composition_problem
 from td3x.config.schema import ConfigError
 from td3x.rundir.layout import (
     CONFIG_FILE,
-    EVAL_FILE,
     PROVENANCE_FILE,
     RunFileError,
-    is_timing_column,
     read_yaml_mapping,
     seed_run_dirs,
 )
 from td3x.rundir.state import COMPLETE, FAILED, STALE, STATES, STOPPED, RunState
 from td3x.sweeps.launches import cwd_problem, launch_records, sweep_dir_override
 from td3x.sweeps.multirun import Job, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
+from td3x.sweeps.recheck import eval_prefix, first_difference, provenance_changes
 from td3x.sweeps.wandb_view import gather, view_command, view_lines
 from td3x.sweeps.wandb_workspace import (
     WorkspaceNotSaved,
@@ -197,8 +194,8 @@ def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
         with tempfile.TemporaryDirectory(prefix="td3x-recheck-") as scratch:
             run(replay, Path(scratch))  # a seed of a K-seed process reruns first of K again, in the same mode
             rerun_dir = seed_run_dirs(Path(scratch), replay.seed, replay.run.num_seeds)[0]
-            ours, theirs = _eval_prefix(rerun_dir, before), _eval_prefix(run_dir, before)
-            difference = _first_difference(theirs, ours)
+            ours, theirs = eval_prefix(rerun_dir, before), eval_prefix(run_dir, before)
+            difference = first_difference(theirs, ours)
             provenance = json.loads((rerun_dir / PROVENANCE_FILE).read_text())
         mismatches += difference is not None
         compared = f"the whole run of {total} steps" if length == total else f"before step {length}"
@@ -207,41 +204,9 @@ def recheck(sweep_dir: Path, runs: int, steps: int | None) -> int:
             f"{'' if difference is None else ': ' + difference}"
         )
         if difference is not None:
-            for line in _provenance_changes(json.loads((run_dir / PROVENANCE_FILE).read_text()), provenance):
+            for line in provenance_changes(json.loads((run_dir / PROVENANCE_FILE).read_text()), provenance):
                 print(f"      {line}")
     return 1 if mismatches else 0
-
-
-def _eval_prefix(run_dir: Path, before_step: int) -> list[dict[str, str]]:
-    """eval.csv rows before ``before_step`` (the last one of a shorter run may differ), timing columns aside."""
-    with (run_dir / EVAL_FILE).open() as file:
-        return [
-            {k: v for k, v in row.items() if not is_timing_column(k)}
-            for row in csv.DictReader(file)
-            if int(row["step"]) < before_step
-        ]
-
-
-def _first_difference(expected: list[dict[str, str]], got: list[dict[str, str]]) -> str | None:
-    for want, have in zip(expected, got, strict=False):
-        changed = [key for key in want if want[key] != have.get(key)]
-        if changed:
-            return f"at step {want['step']}, {changed[0]}: {want[changed[0]]} then, {have.get(changed[0])} now"
-    return None if len(expected) == len(got) else f"{len(expected)} evaluations then, {len(got)} now"
-
-
-def _provenance_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """What differs between the machine and libraries of the original run and of the recheck: the CPU capability
-    and its instruction-set extensions decide fp32 numerics (a host name would tell less, and is not recorded)."""
-    keys = ("python", "cpu", "cpu_capability", "cpu_flags", "torch_threads", "git_commit", "os")
-    changes = [f"{key}: {then.get(key)!r} then, {now.get(key)!r} now" for key in keys if then.get(key) != now.get(key)]
-    versions_then, versions_now = then.get("versions", {}), now.get("versions", {})
-    changes += [
-        f"{name}: {versions_then.get(name)} then, {versions_now.get(name)} now"
-        for name in sorted(versions_then | versions_now)
-        if versions_then.get(name) != versions_now.get(name)
-    ]
-    return changes or ["same versions, threads, CPU capability and code: look for nondeterministic ops or a device"]
 
 
 def show(command: str, path: Path, no_open: bool) -> int:
