@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -91,6 +92,18 @@ def _welch(values: list[Values], alpha: float) -> Welch:
     return welch_moments((x.mean, x.sd, x.n), (y.mean, y.sd if y.sd > 0 else 0.0, max(y.n, 2)), alpha)
 
 
+def _mean_test_power(
+    delta: float, moments: tuple[float, int, float, int], alpha: float, target: float,
+    power_of: Callable[..., float], detectable_of: Callable[..., float], direction: float = 1.0,
+) -> Power:
+    """A test of means' power at the assumed difference ``delta`` (first minus second; NaN without assumed means)
+    and its MDD; ``direction`` -1 for a one-sided test of the first side below the second: its power is at −delta."""
+    detectable = detectable_of(*moments, alpha, target)
+    if math.isnan(delta):
+        return Power(math.nan, detectable, "no assumed means (the MDD alone)")
+    return Power(power_of(direction * delta, *moments, alpha), detectable, f"a difference of {difference(delta)}")
+
+
 def _assumed_difference(sides: list[Assumption]) -> float:
     return sides[0].mean - sides[1].mean
 
@@ -127,12 +140,7 @@ class Difference:
     detectable_name = "MDD"
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
-        delta = _assumed_difference(sides)
-        moments = _pair(sides)
-        detectable = mdd(*moments, alpha, registration.power)
-        if math.isnan(delta):
-            return Power(math.nan, detectable, "no assumed means (the MDD alone)")
-        return Power(welch_power(delta, *moments, alpha), detectable, f"a difference of {difference(delta)}")
+        return _mean_test_power(_assumed_difference(sides), _pair(sides), alpha, registration.power, welch_power, mdd)
 
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
         x, y = values
@@ -150,13 +158,11 @@ class Directional:
     detectable_name = "MDD"
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
-        sign = 1.0 if comparison.alternative == GREATER else -1.0
-        delta = sign * _assumed_difference(sides)
-        moments = _pair(sides)
-        detectable = one_sided_mdd(*moments, alpha, registration.power)
-        if math.isnan(delta):
-            return Power(math.nan, detectable, "no assumed means (the MDD alone)")
-        return Power(one_sided_power(delta, *moments, alpha), detectable, f"a difference of {difference(sign * delta)}")
+        sign = 1.0 if comparison.alternative == GREATER else -1.0  # the power of the claimed direction
+        delta = _assumed_difference(sides)
+        return _mean_test_power(
+            delta, _pair(sides), alpha, registration.power, one_sided_power, one_sided_mdd, direction=sign
+        )
 
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
         test = _welch(values, alpha)
