@@ -457,6 +457,27 @@ class TestCorruptRunFiles:
         assert snapshot(runs) == before
 
 
+    def test_status_and_report_count_the_same_runs_complete(self, trained_run: Path, tmp_path: Path) -> None:
+        """docs/resume.md: td3x-report averages exactly the runs td3x-sweep status counts complete, in a folder of
+        hand-edited and partial runs (before: a metrics.jsonl cut mid-line was complete to status, left out by the
+        report)."""
+        runs = tmp_path / "runs"
+        copy_of(trained_run, runs / "good")
+        only_config = runs / "only_config"
+        only_config.mkdir(parents=True)
+        shutil.copy(trained_run / "config.yaml", only_config)
+        (copy_of(trained_run, runs / "summary_list") / "summary.json").write_text("[]")
+        with (copy_of(trained_run, runs / "metrics_cut") / "metrics.jsonl").open("a") as metrics:
+            metrics.write('{"step": 300, "actor_grad_n')
+        with (copy_of(trained_run, runs / "provenance_cut") / "provenance.json").open("r+") as provenance:
+            provenance.truncate(10)
+        status = cli("td3x-sweep", "status", "runs", cwd=tmp_path)
+        report = cli("td3x-report", "runs", "--out", "report", "--plotly", "none", "--reps", "100", cwd=tmp_path)
+        assert "Traceback" not in status.stderr + report.stderr and report.returncode == 0
+        assert "1 complete, 0 running, 0 stopped, 0 stale, 3 failed, 1 not started" in status.stdout
+        assert "5 run dirs under runs: 1 averaged into 1 cells, 4 not averaged" in report.stdout
+
+
 # ---------------------------------------------------------------------- a path of the wrong kind
 class TestWrongKindOfPath:
     """A file where a dir goes, or a missing path, for every path argument: one line, exit 2, nothing created."""
