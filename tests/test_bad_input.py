@@ -433,6 +433,12 @@ class TestCorruptRunFiles:
                 "step,return_mean\n0,-1.5\n150,2.0\n150,2.0\n300,2.5\n",
                 "has step 150 on line 4 after step 150 on line 3: its steps must increase",
             ),
+            "cut": (  # a write stopped mid-line: -1258.94 cut to -12 (before: averaged as -12)
+                "eval.csv",
+                "step,return_mean,wall\n0,-1.5,0.1\n150,-1258.94,0.2\n300,-12",
+                "line 4 is cut short (2 of the header's 3 fields, no newline): a write stopped mid-line, so its last "
+                "value may be cut too",
+            ),
             "json": ("summary.json", '{"status": ', "is not valid JSON: Expecting value at line 1, column 12"),
             "list": ("summary.json", "[]", "does not hold a JSON object (it holds list)"),
         }
