@@ -433,6 +433,12 @@ class TestCorruptRunFiles:
                 "step,return_mean\n0,-1.5\n150,2.0\n150,2.0\n300,2.5\n",
                 "has step 150 on line 4 after step 150 on line 3: its steps must increase",
             ),
+            "cut": (  # a write stopped mid-line: -1258.94 cut to -12 (before: averaged as -12)
+                "eval.csv",
+                "step,return_mean,wall\n0,-1.5,0.1\n150,-1258.94,0.2\n300,-12",
+                "line 4 is cut short (2 of the header's 3 fields, no newline): a write stopped mid-line, so its last "
+                "value may be cut too",
+            ),
             "json": ("summary.json", '{"status": ', "is not valid JSON: Expecting value at line 1, column 12"),
             "list": ("summary.json", "[]", "does not hold a JSON object (it holds list)"),
         }
@@ -455,6 +461,27 @@ class TestCorruptRunFiles:
         assert all(f"(runs/{name})" in not_averaged for name in broken) and "(runs/good)" not in not_averaged
         assert "runs/good" in (tmp_path / "report" / "runs.csv").read_text()
         assert snapshot(runs) == before
+
+
+    def test_status_and_report_count_the_same_runs_complete(self, trained_run: Path, tmp_path: Path) -> None:
+        """docs/resume.md: td3x-report averages exactly the runs td3x-sweep status counts complete, in a folder of
+        hand-edited and partial runs (before: a metrics.jsonl cut mid-line was complete to status, left out by the
+        report)."""
+        runs = tmp_path / "runs"
+        copy_of(trained_run, runs / "good")
+        only_config = runs / "only_config"
+        only_config.mkdir(parents=True)
+        shutil.copy(trained_run / "config.yaml", only_config)
+        (copy_of(trained_run, runs / "summary_list") / "summary.json").write_text("[]")
+        with (copy_of(trained_run, runs / "metrics_cut") / "metrics.jsonl").open("a") as metrics:
+            metrics.write('{"step": 300, "actor_grad_n')
+        with (copy_of(trained_run, runs / "provenance_cut") / "provenance.json").open("r+") as provenance:
+            provenance.truncate(10)
+        status = cli("td3x-sweep", "status", "runs", cwd=tmp_path)
+        report = cli("td3x-report", "runs", "--out", "report", "--plotly", "none", "--reps", "100", cwd=tmp_path)
+        assert "Traceback" not in status.stderr + report.stderr and report.returncode == 0
+        assert "1 complete, 0 running, 0 stopped, 0 stale, 3 failed, 1 not started" in status.stdout
+        assert "5 run dirs under runs: 1 averaged into 1 cells, 4 not averaged" in report.stdout
 
 
 # ---------------------------------------------------------------------- a path of the wrong kind

@@ -13,6 +13,7 @@ each env's normaliser. Here are the section's numbers, tables, Markdown and plot
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pandas as pd
 from td3x.analysis import plots, tables
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
+from td3x.analysis.input_files import read_text
 from td3x.analysis.metrics import (
     BOOTSTRAP,
     MIN_AGGREGATE_BOOTSTRAP_SEEDS,
@@ -295,10 +297,16 @@ def read_coverage(path: Path) -> pd.DataFrame:
     """The coverage table of ``scripts/aggregate_coverage.py``.
 
     Raises:
-        FileNotFoundError: there is no such file.
-        ValueError: it lacks a column the report reads (one line naming them).
+        ValueError: it cannot be read as CSV text, or lacks a column the report reads (one line naming the file).
     """
-    table = pd.read_csv(path, keep_default_na=False)
+    text = read_text(path, f"a coverage table of {COVERAGE_SCRIPT} (CSV)")
+    if not text.strip():
+        raise ValueError(f"{path} is empty: name a coverage table of {COVERAGE_SCRIPT} (CSV)")
+    try:  # from the text td3x read, not the path: pandas would expand a ~ that td3x does not (nor would the shell)
+        table = pd.read_csv(io.StringIO(text), keep_default_na=False)
+    except ValueError as error:  # pandas' EmptyDataError and ParserError are ValueErrors
+        reason = " ".join(str(error).split())
+        raise ValueError(f"{path} is not a coverage table of {COVERAGE_SCRIPT}: {reason}") from error
     missing = [column for column in COVERAGE_COLUMNS if column not in table.columns]
     if missing:
         raise ValueError(f"{path} is not a coverage table of {COVERAGE_SCRIPT}: no column {', '.join(missing)}")

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from td3x.analysis.input_files import InputFileError, load_yaml, read_text, yaml_problem
 from td3x.analysis.runs import Run
 
 FILE_SECTIONS = (
@@ -91,9 +92,11 @@ def read_registration(path: Path) -> Registration:
         return PreregistrationError(f"--preregistration {path}: {text}")
 
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise problem(f"cannot read it as YAML ({type(error).__name__})") from error
+        data = load_yaml(read_text(path, "the pre-registration file (YAML)"))
+    except InputFileError as error:
+        raise problem(error.problem) from error
+    except yaml.YAMLError as error:
+        raise problem(yaml_problem(error)) from error
     if not isinstance(data, dict):
         raise problem("not a YAML mapping of sections")
     unknown = sorted(set(map(str, data)) - set(FILE_SECTIONS))

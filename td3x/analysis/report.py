@@ -144,6 +144,15 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
             complete run's last evaluation.
         FileNotFoundError: a path (or the coverage table) does not exist.
     """
+    try:  # the files named beside the runs first: a mistake in one is refused before every run is read
+        coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
+        power = None if settings.preregistration is None else load_power(settings.preregistration)
+        registration = None if settings.preregistration is None else read_registration(settings.preregistration)
+        comparisons = None if settings.registration is None else read_comparisons(settings.registration)
+    except RegistrationError:
+        raise  # one line per problem, as td3x-report --plan prints them
+    except ValueError as error:
+        raise ReportError(str(error)) from error
     runs = find_runs(paths)
     if not runs:
         raise ReportError(f"no run dirs (directories holding td3x's config.yaml) under {', '.join(map(str, paths))}")
@@ -152,16 +161,10 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     except seed_sources.MixedLaunchesError as error:
         raise ReportError(f"{', '.join(map(str, paths))}: {error}") from error
     try:
-        coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
-        power = None if settings.preregistration is None else load_power(settings.preregistration)
-        registration = None if settings.preregistration is None else read_registration(settings.preregistration)
         registered = [] if registration is None else registered_tests(registration, runs)
         registered_study = None if registration is None else judge_registered(runs, registration)
         stalled_amendments = None if registration is None else judge_stalled(runs, registration)
-        comparisons = None if settings.registration is None else read_comparisons(settings.registration)
         verdicts = None if comparisons is None else judge(comparisons, runs)
-    except RegistrationError:
-        raise  # one line per problem, as td3x-report --plan prints them
     except ValueError as error:
         raise ReportError(str(error)) from error
     in_study = {} if registered_study is None else registered_study.registered_runs()

@@ -24,16 +24,12 @@ from td3x.rundir.eval_file import read_evals
 from td3x.rundir.layout import (
     CONFIG_FILE,
     EVAL_FILE,
-    METRICS_FILE,
-    PROVENANCE_FILE,
     SUMMARY_FILE,
     RunFileError,
     config_int,
-    read_json_mapping,
-    read_jsonl,
     walk_runs,
 )
-from td3x.rundir.state import check_stored_config, incomplete_reason, read_summary, unreadable_reason
+from td3x.rundir.state import check_stored_config, incomplete_reason, read_records, read_summary, unreadable_reason
 
 log = logging.getLogger(__name__)
 
@@ -194,8 +190,7 @@ def load_run(path: Path, config: dict[str, Any]) -> Run:
     try:
         evals = read_evals(path / EVAL_FILE)
         summary = read_summary(path)
-        provenance = _read_json(path / PROVENANCE_FILE)
-        actor_grad_norm = _last_logged(path / METRICS_FILE, "actor_grad_norm")
+        provenance, actor_grad_norm = read_records(path)
         config_int(config, "run.total_steps", path / CONFIG_FILE)
         check_stored_config(path / CONFIG_FILE, config)
     except RunFileError as error:  # a half-written or corrupt file: name it and leave the run out, never crash
@@ -230,18 +225,3 @@ def run_problem(config: dict[str, Any], evals: pd.DataFrame, summary: dict[str, 
         return f"{evaluated}: a complete run's ends at run.total_steps={total_steps}"
     state = f"status {status}" if summary is not None else f"{SUMMARY_FILE} is missing"
     return f"unfinished ({state}): {evaluated}"
-
-
-def _last_logged(path: Path, name: str) -> float | None:
-    """The last value of metric ``name`` in a ``metrics.jsonl``; None without the file or the metric; RunFileError
-    naming the file where the file is unreadable or the value is not a number."""
-    values = [row[name] for row in read_jsonl(path) if name in row]
-    if not values:
-        return None
-    if isinstance(values[-1], bool) or not isinstance(values[-1], int | float):
-        raise RunFileError(f"{path}'s last {name} is {values[-1]!r}, not a number")
-    return float(values[-1])
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    return read_json_mapping(path) if path.exists() else None

@@ -6,6 +6,7 @@ evaluation twice in every statistic)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +22,11 @@ def read_evals(path: Path) -> pd.DataFrame:
         return pd.DataFrame({"step": [], "return_mean": []})
     checked = ("step", "return_mean")
     try:  # the checked columns as their text, so that a problem is shown as written ("nan", not an empty cell)
-        evals = pd.read_csv(path, converters=dict.fromkeys(checked, str))
+        text = path.read_text()
+        evals = pd.read_csv(io.StringIO(text), converters=dict.fromkeys(checked, str))
     except (OSError, UnicodeDecodeError, ValueError) as error:  # pandas' ParserError is a ValueError
         raise RunFileError(f"{path} is not a readable CSV file: {' '.join(str(error).split())}") from error
+    _refuse_a_cut_last_line(path, text)
     missing = [name for name in checked if name not in evals.columns]
     if missing:
         raise RunFileError(f"{path} lacks the {' and '.join(missing)} column{'s' * (len(missing) > 1)}")
@@ -55,3 +58,18 @@ def _cell_problem(path: Path, evals: pd.DataFrame, name: str, row: int, numbers:
     if pd.isna(numbers.iloc[row]) and text.lower().lstrip("+-") != "nan":
         return f"{path} has {text!r} in its {name} column, not a number"
     return f"{path} has {text!r} in its {name} column ({line}), not a finite number"
+
+
+def _refuse_a_cut_last_line(path: Path, text: str) -> None:
+    """Refuse a last line that lacks its newline and some of the header's fields: a write cut by a crash (or an
+    edit), whose last number may be cut too (``-1258.94`` read as ``-84``), which pandas would take in silence with
+    the missing fields empty. A whole last line without a newline (a hand-written file) is read."""
+    lines = text.splitlines()
+    if text.endswith("\n") or len(lines) < 2:
+        return
+    fields, header = lines[-1].count(",") + 1, lines[0].count(",") + 1
+    if fields < header:
+        raise RunFileError(
+            f"{path} line {len(lines)} is cut short ({fields} of the header's {header} fields, no newline): a write "
+            "stopped mid-line, so its last value may be cut too"
+        )

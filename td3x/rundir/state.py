@@ -35,10 +35,13 @@ from td3x.config.schema import ConfigError
 from td3x.rundir.layout import (
     CONFIG_FILE,
     EVAL_FILE,
+    METRICS_FILE,
+    PROVENANCE_FILE,
     SUMMARY_FILE,
     RunFileError,
     process_dir,
     read_json_mapping,
+    read_jsonl,
     read_yaml_mapping,
 )
 from td3x.rundir.lock import is_locked
@@ -213,9 +216,29 @@ def listed_run_state(
             config = read_yaml_mapping(config_path)
         if config is not None:
             check_stored_config(config_path, config)
-        return run_state(run_dir, total_steps, num_seeds)
+        state = run_state(run_dir, total_steps, num_seeds)
+        if state.state == COMPLETE:  # only then: a running run may be writing its last line of metrics.jsonl now
+            read_records(run_dir)
+        return state
     except RunFileError as error:
         return unreadable_state(run_dir, total_steps, error)
+
+
+def read_records(run_dir: Path) -> tuple[dict[str, Any] | None, float | None]:
+    """What ``td3x-report`` reads of a run beside its returns: its ``provenance.json`` (None without one) and the
+    actor's gradient norm at the last row of ``metrics.jsonl`` that logs one (None where none does). A listing reads
+    them too for a run it counts complete, so that ``td3x-sweep status`` counts complete exactly the runs the report
+    averages (a metrics.jsonl cut mid-line by a crash or an edit leaves a run out of both).
+
+    Raises:
+        RunFileError: either file is unreadable, or the gradient norm is no number.
+    """
+    provenance = run_dir / PROVENANCE_FILE
+    norms = [row["actor_grad_norm"] for row in read_jsonl(run_dir / METRICS_FILE) if "actor_grad_norm" in row]
+    last = norms[-1] if norms else None
+    if isinstance(last, bool) or not isinstance(last, int | float | None):
+        raise RunFileError(f"{run_dir / METRICS_FILE}'s last actor_grad_norm is {last!r}, not a number")
+    return (read_json_mapping(provenance) if provenance.exists() else None), (None if last is None else float(last))
 
 
 def unreadable_state(run_dir: Path, total_steps: int, error: RunFileError) -> RunState:

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from helpers.report_runs import curve, write_run
 
-from td3x.analysis.aggregates import COVERAGE_COLUMNS, RowAggregate, coverage_note
+from td3x.analysis import report
+from td3x.analysis.aggregates import COVERAGE_COLUMNS, RowAggregate, coverage_note, read_coverage
 from td3x.analysis.metrics import BOOTSTRAP, NO_INTERVAL, Estimate
 from td3x.commands.report import main
 
@@ -70,3 +71,31 @@ def test_the_cli_refuses_a_coverage_file_that_is_missing_or_is_not_one(
         error = capsys.readouterr().err.strip()
         assert error.startswith("report error:") and name in error and len(error.splitlines()) == 1
     assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "{path}: is a directory: name a coverage table of scripts/aggregate_coverage.py (CSV)"),
+        (b"", "{path} is empty: name a coverage table of scripts/aggregate_coverage.py (CSV)"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "{path}: is a binary file, not text: name a coverage table"),
+        (b"registration: 1\ntitle: a\nsides:\n  a: {x: 1, y: 2}\n", "{path} is not a coverage table of"),
+    ],
+)
+def test_a_coverage_file_of_the_wrong_kind_is_one_line_before_any_run_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes | None, expected: str
+) -> None:
+    """A folder, an empty file, an image or a YAML file (before: a traceback, or pandas' words without the file)."""
+    path = tmp_path / "coverage.csv"
+    path.mkdir() if content is None else path.write_bytes(content)
+    monkeypatch.setattr(report, "find_runs", lambda paths: pytest.fail("runs read before the coverage file"))
+    with pytest.raises(report.ReportError) as refused:
+        report.build_report([tmp_path], report.Settings(coverage=path))
+    assert str(refused.value).startswith(expected.format(path=path)) and "\n" not in str(refused.value)
+
+
+def test_a_coverage_table_saved_as_utf16_reads(tmp_path: Path) -> None:
+    path = tmp_path / "coverage.csv"
+    table = coverage_table([("AHE", 5, "IQM", "stratified percentile bootstrap", 0.9)])
+    path.write_text(table.to_csv(index=False), encoding="utf-16")
+    assert list(read_coverage(path)["coverage"]) == [0.9]

@@ -75,18 +75,23 @@ def test_the_bound_comes_from_the_file_or_the_default_rule_and_says_where() -> N
 @pytest.mark.parametrize(
     ("content", "names"),
     [
-        (None, "cannot read it"),
+        (None, "cannot be read: No such file or directory"),
         ("[1, 2]", "not a YAML mapping"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "is a binary file, not text"),  # before: a traceback
+        ("peer: {bound_fraction: 0.2}\npeer: {bound_fraction: 0.3}\n", "line 2, column 1: the key 'peer' is written"),
+        (b"\xff\xfe" + "peer: {bound_fraction: 2}\n".encode("utf-16-le"), "peer.bound_fraction must be a number"),
         ("schema: 1\nextra: 2\npeer: {bound_fraction: 0.2}\n", "unknown section(s) ['extra']"),
         ("schema: 1\n", "has no peer"),
         ("peer: {bound_fraction: 2}\n", "peer.bound_fraction must be a number in (0, 1)"),
         ("peer: {bound_fraction: 0.2, computed: {Ant-v5: {bound: x}}}\n", "peer.computed.Ant-v5.bound"),
     ],
 )
-def test_a_bad_preregistration_file_is_refused_in_one_line(tmp_path: Path, content: str | None, names: str) -> None:
+def test_a_bad_preregistration_file_is_refused_in_one_line(
+    tmp_path: Path, content: str | bytes | None, names: str
+) -> None:
     path = tmp_path / "registration.yaml"
     if content is not None:
-        path.write_text(content)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(PreregistrationError) as error:
         load_rule(path)
     assert names in str(error.value) and "\n" not in str(error.value)

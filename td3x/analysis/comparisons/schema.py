@@ -18,6 +18,7 @@ import yaml
 from td3x.analysis.comparisons.reader import MISSING, Reader
 from td3x.analysis.comparisons.side_entries import Side, mean_source, paper_number, read_side
 from td3x.analysis.comparisons.statistics import Statistic, read_statistic
+from td3x.analysis.input_files import InputFileError, load_yaml, read_text, yaml_problem
 
 FORMAT_VERSION = 1
 CLAIM, DESCRIPTIVE = "claim", "descriptive"
@@ -132,17 +133,11 @@ def read_registration(path: Path) -> Registration:
         RegistrationError: one line per problem.
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except IsADirectoryError as error:
-        raise RegistrationError(path, ["is a directory: name the registration file (YAML)"]) from error
-    except UnicodeDecodeError as error:
-        raise RegistrationError(path, [f"is not UTF-8 text (byte {error.start}): save it as UTF-8"]) from error
-    except OSError as error:
-        raise RegistrationError(path, [f"cannot be read: {error.strerror or error}"]) from error
+        data = load_yaml(read_text(path, "the registration file (YAML)"))
+    except InputFileError as error:
+        raise RegistrationError(path, [error.problem]) from error
     except yaml.YAMLError as error:
-        mark, reason = getattr(error, "problem_mark", None), getattr(error, "problem", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise RegistrationError(path, [f"is not valid YAML{where}" + (f": {reason}" if reason else "")]) from error
+        raise RegistrationError(path, [yaml_problem(error)]) from error
     reader = Reader()
     registration = _registration(reader, data, path)
     if reader.problems or registration is None:
@@ -156,6 +151,10 @@ def _registration(reader: Reader, data: Any, path: Path) -> Registration | None:
         return None
     top = reader.mapping(data, "the file")
     if top is None:
+        return None
+    if not set(map(str, top)) & set(TOP_KEYS):  # another file (a run's config.yaml): one line, not one per key
+        keys = ", ".join(map(str, list(top)[:5]))
+        reader.problem("", f"is not a registration: it has none of its keys (registration: 1, title, ...), but {keys}")
         return None
     reader.keys(top, "", TOP_KEYS, required=("registration", "title", "statistics", "sides", "comparisons"))
     if "registration" in top and top["registration"] != FORMAT_VERSION:

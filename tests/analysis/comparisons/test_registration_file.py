@@ -126,6 +126,9 @@ def test_a_reference_side_must_exist_in_the_papers_tables(tmp_path: Path) -> Non
         ("a: [1,", "is not valid YAML at line 1"),
         ("- 1\n- 2\n", "the file: must be a mapping of keys, not a list"),
         (b"title: caf\xe9", "is not UTF-8 text"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "is a binary file, not text: name the registration file (YAML)"),
+        ("title: a\nalpha: 0.05\ntitle: b\n", "is not valid YAML at line 3, column 1: the key 'title' is written"),
+        ("env: {id: Pendulum-v1}\nagent: {}\nrun: {}\n", "is not a registration: it has none of its keys"),
     ],
 )
 def test_a_file_that_is_no_registration(tmp_path: Path, text: str | bytes, expected: str) -> None:
@@ -134,6 +137,38 @@ def test_a_file_that_is_no_registration(tmp_path: Path, text: str | bytes, expec
     with pytest.raises(RegistrationError) as caught:
         read_registration(path)
     assert caught.value.problems[0].startswith(f"{path}: {expected}")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
+def test_a_good_file_with_a_byte_order_mark_reads(tmp_path: Path, encoding: str) -> None:
+    """Windows editors and PowerShell save UTF-8 or UTF-16 with a byte-order mark: valid input, never refused."""
+    path = tmp_path / "registration.yaml"
+    text = yaml.safe_dump(GOOD, sort_keys=False, allow_unicode=True)
+    bom = {"utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}.get(encoding, b"")
+    path.write_bytes(bom + text.encode(encoding))
+    assert read_registration(path).title == GOOD["title"]
+
+
+ANCHORED = """\
+registration: 1
+title: anchors
+statistics: {last3: {kind: last_evaluations, count: 3}}
+sides:
+  TD3:
+    runs: &runs {env: Pendulum-v1, row: TD3, seeds: 0-2}
+    assumed: &guess {mean: -300, sd: 100, source: a guess}
+  TD3 - CDQ:
+    runs: {<<: *runs, row: TD3 - CDQ}
+    assumed: *guess
+comparisons: [{name: CDQ helps, test: directional, statistic: last3, sides: [TD3, TD3 - CDQ]}]
+"""
+
+
+def test_anchors_and_merge_keys_read(tmp_path: Path) -> None:
+    """A merged key (``<<: *runs``) overridden beside the merge is no key written twice."""
+    registration = read_registration(write(tmp_path, ANCHORED))
+    runs = registration.sides["TD3 - CDQ"].runs
+    assert runs is not None and dict(runs.config)["paper_row"] == "TD3 - CDQ" and runs.seeds == (0, 1, 2)
 
 
 def test_plan_refuses_a_bad_file_in_one_line_a_problem_exit_2_nothing_written(tmp_path: Path) -> None:
