@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import plots
+from td3x.analysis import group_plots
 from td3x.analysis.cells import STUDY_GROUP, differing, result_keys
 from td3x.analysis.plots import Figures
 from td3x.analysis.runs import Run
@@ -326,13 +326,13 @@ def plot(studies: list[SourceStudy], figures: Figures) -> None:
         figures.directory.mkdir(parents=True, exist_ok=True)
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
         figures.files += [
-            plots.group_curves_png(
+            group_plots.group_curves_png(
                 study.samples,
                 f"{study.label}: evaluation return of every run, by what varies (red: outlier; dashed: ends below its "
                 "start)",
                 figures.directory / f"seed_sources_curves_{name}.png",
             ),
-            plots.group_strip_png(
+            group_plots.group_strip_png(
                 study.samples,
                 STATISTICS,
                 f"{study.label}: each run's return, by what varies (red x: outlier; v: ends below its start)",
