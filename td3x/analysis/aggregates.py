@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import plots, tables
+from td3x.analysis import aggregate_plots, tables
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
 from td3x.analysis.input_files import read_text
@@ -361,10 +361,12 @@ def plot(aggregates: list[RowAggregate], reps: int, seed: int, figures: Figures)
     plots_dir, styles = figures.directory, figures.styles
     plots_dir.mkdir(parents=True, exist_ok=True)
     estimates = {a.row: (a.iqm, a.mean) for a in aggregates}
-    files = [plots.interval_plot(estimates, plots_dir / "aggregates.png", styles)]
+    files = [aggregate_plots.interval_plot(estimates, plots_dir / "aggregates.png", styles)]
     improvements = {(a.row, a.reference): a.improvement for a in aggregates if a.improvement and a.reference}
     if improvements:
-        files.append(plots.improvement_plot(improvements, plots_dir / "probability_of_improvement.png", styles))
+        files.append(
+            aggregate_plots.improvement_plot(improvements, plots_dir / "probability_of_improvement.png", styles)
+        )
     taus, profiles, cis = row_profiles(aggregates, reps, seed)
-    files.append(plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png", styles))
+    files.append(aggregate_plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png", styles))
     figures.files += files

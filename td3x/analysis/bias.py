@@ -13,7 +13,7 @@ from td3x.analysis import tables
 from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats
 from td3x.analysis.cells import Grid
 from td3x.analysis.metrics import STUDENT_T, Band
-from td3x.analysis.plots import Dash, Figures
+from td3x.analysis.plots import Curve, Dash, Figures, Panel
 from td3x.analysis.tables import EMPTY, T_MARK, Stats, number, signed
 
 # a bias plot draws each row in its colour, and each of its estimates in a line style of its own
@@ -60,22 +60,29 @@ def markdown(frames: dict[str, pd.DataFrame]) -> str:
 
 
 def plot(env_id: str, cells: list[CellStats], figures: Figures) -> None:
-    """The bias curves of one env's cells, each estimate in its own line style (none where no run logged them).
+    """The bias curves of one env's cells, a panel per row (none where no run logged them), each estimate in its
+    own line style.
 
     Args:
         env_id: the env.
         cells: its cells' numbers, in display order.
         figures: the report's figures so far.
     """
-    bands = {
-        f"{s.cell.row}: {BIAS_COLUMNS[column]}": (band, replace(figures.styles[s.cell.row], dash=BIAS_DASHES[column]))
+    panels = [
+        Panel(
+            s.cell.row,
+            [
+                Curve(BIAS_COLUMNS[column], band, replace(figures.styles[s.cell.row], dash=BIAS_DASHES[column]))
+                for column, band in s.bias.items()
+            ],
+        )
         for s in cells
-        for column, band in s.bias.items()
-    }
-    if not bands:
+        if s.bias
+    ]
+    if not panels:
         return  # runs logged no overestimation columns
     figures.bands(
-        bands,
+        panels,
         f"bias_{env_id}",
         f"{env_id}: overestimation bias, Q(s, a) minus the discounted return",
         ("env steps", "estimation bias"),

@@ -36,7 +36,7 @@ import numpy as np
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.equivalence import BoundRule, Tost, detectable_difference, post_hoc_bound, tost
 from td3x.analysis.metrics import Band
-from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps, paper_env
+from td3x.analysis.paper import authors_curves, authors_steps, paper_env
 from td3x.analysis.tables import p_text
 from td3x.analysis.two_sample import ALPHA, Comparison, compare, holm_by_row
 
@@ -215,19 +215,19 @@ def fidelities(cells: Iterable[CellStats], rule: BoundRule | None = None) -> lis
 
 
 # ---------------------------------------------------------------------------------------------------- curve plots
-def curve_label(row: str, test: Fidelity | None) -> str:
-    """A row's legend entry: its name, and where it was tested against the authors' curve, the outcome's numbers."""
+def curve_title(row: str, test: Fidelity | None) -> str:
+    """A row's panel title: its name and, where it was compared with the authors' curve, a second line with the
+    primary test's p (left out where there is none: no evaluation after step 0, or one seed) and the points within
+    the authors' band."""
     if test is None:
         return row
     p = p_text(test.run_mean.test.p)
     relation = f"< {p[1:]}" if p.startswith("<") else f"= {p}"  # p < 0.001, not p = <0.001
-    return f"{row}: p {relation}, {test.text} points"
+    tested = "" if p == "n/a" else f"p {relation}, "
+    return f"{row}\n{tested}{test.text} points"
 
 
-def authors_band_until(env_id: str, max_step: int) -> Band | None:
-    """The authors' TD3 mean ± 2 std over our runs' range of steps (at least their first two evaluations)."""
+def authors_band_until(env_id: str, last_step: int) -> Band | None:
+    """The authors' TD3 mean ± 2 std up to a run's last step (``Band.until``), or None without their curves."""
     band = authors_band(env_id)
-    if band is None:
-        return None
-    keep = band.x <= max(max_step, AUTHORS_EVAL_EVERY)
-    return Band(band.x[keep], band.mean[keep], band.low[keep], band.high[keep])
+    return None if band is None else band.until(last_step)

@@ -93,6 +93,19 @@ class Band:
     low: np.ndarray
     high: np.ndarray
 
+    def until(self, step: float) -> Band:
+        """The band up to ``step``, ending there: a step between two points gets their linear interpolation, the
+        value a line drawn through them shows, so that a curve evaluated more sparsely (the authors' every 5000
+        steps) stops where the runs beside it stop instead of running on to its next point."""
+        keep = self.x <= step
+        curves = (self.mean, self.low, self.high)
+        if keep.all() or not keep.any() or self.x[keep][-1] == step:
+            return Band(self.x[keep], *(values[keep] for values in curves))
+        ends = [np.interp(step, self.x, values) for values in curves]
+        return Band(
+            np.append(self.x[keep], step), *(np.append(v[keep], end) for v, end in zip(curves, ends, strict=True))
+        )
+
 
 # ---------------------------------------------------------------------------------------------------- paper metrics
 def max_average_return(curves: np.ndarray, steps: np.ndarray) -> Peak:

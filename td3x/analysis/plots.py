@@ -1,16 +1,17 @@
-"""Drawing the report's figures: curves with bands as PNG (matplotlib, drawn by rliable's plot_utils) and
-interactive HTML (plotly), and rliable's aggregate plots (interval estimates, probability of improvement, performance
-profiles) as PNG; and ``Figures``, the files a report's sections draw and the ones they could not. What to draw is
-each section's; the seed sources' groups of marked runs are ``group_plots``'.
+"""Drawing the report's figures of curves with bands: small multiples, a panel per row on shared axes, as PNG
+(matplotlib, each curve drawn by rliable's plot_utils) and interactive HTML (plotly, the same panels); each row's
+colour and line style, the same in every figure of a report (``row_styles``); and ``Figures``, the files a report's
+sections draw and the ones they could not. What to draw, and how to group it into panels, is each section's;
+rliable's aggregate plots are ``aggregate_plots``', the seed sources' groups of runs ``group_plots``'.
 
-Figures are built on ``matplotlib.figure.Figure`` objects, not pyplot's global state, so a report leaves no
-open figures behind (rliable's ``plot_interval_estimates`` makes a pyplot figure, closed after saving).
-Every plot holds Table 2's 11 rows: each row has its own colour and line style (``row_styles``), the same in every
-figure of a report, and legends sit beside the axes, outside the data.
+Why panels: Table 2 has 11 rows, and 11 bands in one axes overlap into one grey mass. A panel per row reads alone,
+shared axes let rows compare by position, and one legend under the grid names what every panel draws. Figures are
+built on ``matplotlib.figure.Figure`` objects, not pyplot's global state, so a report leaves no open figures behind.
 """
 
 from __future__ import annotations
 
+import math
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,30 +20,38 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 import seaborn as sns
-from matplotlib import pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.lines import Line2D
+from matplotlib.ticker import EngFormatter, MaxNLocator
+from plotly.subplots import make_subplots
 from rliable import plot_utils
 
-from td3x.analysis.metrics import Band, Estimate
+from td3x.analysis.metrics import Band
 
 DPI = 120
 PLOTS_DIR = "plots"  # the report's folder of figures
 # how an HTML page gets plotly.js: one plotly.min.js beside the pages (opens offline, one 4.8 MB copy), a <script>
 # from plotly's CDN (no copy; needs a network to open), a copy inside each page, or no HTML pages at all (PNG only)
 PLOTLY_JS: dict[str, str | bool | None] = {"directory": "directory", "cdn": "cdn", "inline": True, "none": None}
-PAIR_SEPARATOR = " > "  # row labels may hold commas (rliable's default separator)
-ROW_HEIGHT = 0.6  # inches per row of the interval plot
-XLABEL_DROP = 0.7  # inches from the interval plot's axis down to its x label
-# ten well-separated hues, then four darker ones (told apart from the first ten by their dashed lines)
-ROW_COLORS = (*sns.color_palette("tab10").as_hex(), "#7b4173", "#b8860b", "#3b5b18", "#843c39")
+# ten well-separated hues: tab10's, its grey (the colour of the authors' band and of the other rows' means behind a
+# row) swapped for indigo; then four darker ones (told apart from the first ten by their dashed lines)
+TAB10 = sns.color_palette("tab10").as_hex()
+ROW_COLORS = (*TAB10[:7], "#393b79", *TAB10[8:], "#7b4173", "#b8860b", "#3b5b18", "#843c39")
 SOLID_ROWS = 10  # rows 11 and on are dashed, then dotted
 Dash = Literal["-", "--", ":"]  # matplotlib's solid, dashed and dotted lines
 LINE_STYLES: tuple[Dash, ...] = ("-", "--", ":")
 PLOTLY_DASH: dict[Dash, str] = {"-": "solid", "--": "dash", ":": "dot"}
-MAX_TICKS = 4  # x ticks per aggregate panel: its tick labels never touch
 LEGEND_CHARS = 52  # a legend entry's line: a Table 2 row with its fidelity numbers fits on one
+MAX_COLUMNS = 4  # panels per line of a band figure: Table 2's 11 rows make 3 lines of 4
+PANEL_SIZE = (3.4, 2.8)  # inches per panel of a band figure with several, its title and tick labels included
+FRAME_HEIGHT = 1.2  # inches above and below a band figure's panels: its title, its legend
+SINGLE_SIZE = (9.0, 5.5)  # inches of a band figure with one panel
+MAX_X_TICKS = 5  # x ticks per panel
+TITLE_CHARS = 40  # a panel title's line: a long row label wraps within its panel's width
+LEGEND_COLUMNS = 3  # a band figure's legend, under its grid: the authors' curve, a row's and the other rows'
+HTML_PANEL_HEIGHT, HTML_TOP = 300, 140  # pixels per line of panels of an HTML band figure, and above them
+MIXED_COLOR = "dimgray"  # a legend entry each panel draws in its own colour: its line style shown in grey
 
 
 @dataclass(frozen=True)
@@ -57,7 +66,7 @@ REFERENCE_STYLE = Style("black")  # the authors' published curve, apart from our
 
 
 def row_styles(rows: list[str]) -> dict[str, Style]:
-    """A colour and line style per row, no two rows alike: the first 10 solid in tab10's colours, then dashed.
+    """A colour and line style per row, no two rows alike: the first 10 solid in ``ROW_COLORS``', then dashed.
 
     Args:
         rows: the report's rows in order (the same row gets the same style in every figure).
@@ -68,215 +77,185 @@ def row_styles(rows: list[str]) -> dict[str, Style]:
     }
 
 
+@dataclass(frozen=True)
+class Curve:
+    """A curve with its band, its legend entry and how it is drawn (a NaN band is not drawn)."""
+
+    name: str
+    band: Band
+    style: Style
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel of a band figure: its title and its curves, drawn in order (the last on top); the legend lists each
+    entry once, however many curves and panels have it (the authors' curve in every panel, say)."""
+
+    title: str
+    curves: list[Curve]
+
+
 def band_plot(
-    bands: dict[str, Band],
-    stem: Path,
-    title: str,
-    labels: tuple[str, str],
-    styles: dict[str, Style] | None = None,
-    plotly_js: str = "directory",
+    panels: list[Panel], stem: Path, title: str, labels: tuple[str, str], plotly_js: str = "directory"
 ) -> list[Path]:
-    """One figure of curves with bands, as ``stem.png`` and (unless ``plotly_js`` is ``none``) ``stem.html``.
+    """One figure of curves with bands in panels, as ``stem.png`` and (unless ``plotly_js`` is ``none``)
+    ``stem.html``.
 
     Args:
-        bands: per legend entry, a mean curve with its band (a NaN band is not drawn).
+        panels: the panels in order (a NaN band is not drawn).
         stem: the output path without suffix.
         title: the figure's title (a line break starts a subtitle).
         labels: the x-axis and y-axis labels.
-        styles: per legend entry, its colour and line style; by default ``row_styles`` of the entries in order.
         plotly_js: how the HTML page gets plotly.js, a key of ``PLOTLY_JS``.
     """
     stem.parent.mkdir(parents=True, exist_ok=True)
-    styles = styles if styles is not None else row_styles(list(bands))
-    files = [_band_png(bands, stem.with_suffix(".png"), title, labels, styles)]
+    png = stem.with_suffix(".png")
+    band_figure(panels, title, labels).savefig(png, dpi=DPI, bbox_inches="tight")
+    files = [png]
     include = PLOTLY_JS[plotly_js]
     if include is not None:
-        files.append(_band_html(bands, stem, title, labels, styles, include))
+        files.append(_band_html(panels, stem, title, labels, include))
     return files
 
 
 def reference_label(paper_env: str) -> str:
-    """The legend entry of the authors' published TD3 curve, with its spread.
-
-    Args:
-        paper_env: the authors' gym id, e.g. ``Hopper-v1``.
-    """
+    """The legend entry of the authors' published TD3 curve, with its spread (``paper_env``: e.g. ``Hopper-v1``)."""
     return f"authors' TD3 ({paper_env}, gym v1, sfujim/TD3): 10-seed mean ± 2 std"
 
 
-def _legend_beside(ax: Axes) -> None:
-    """The legend to the right of the axes, top-aligned: outside the data however many rows there are; a long entry
-    (the authors' curve) wraps, so that the legend does not take the width the curves need."""
-    handles, names = ax.get_legend_handles_labels()
-    ax.legend(
-        handles,
-        [textwrap.fill(name, LEGEND_CHARS) for name in names],
-        loc="upper left",
-        bbox_to_anchor=(1.02, 1.0),
-        fontsize="small",
-        frameon=False,
-        borderaxespad=0.0,
-    )
+def grid_shape(panels: int) -> tuple[int, int]:
+    """(lines, columns) of a grid of ``panels`` panels, at most ``MAX_COLUMNS`` a line and the lines as full as the
+    count allows: 11 rows make 3 lines of 4, 6 rows 2 lines of 3."""
+    lines = math.ceil(panels / MAX_COLUMNS)
+    return lines, math.ceil(panels / lines)
 
 
-def band_figure(bands: dict[str, Band], title: str, labels: tuple[str, str], styles: dict[str, Style]) -> Figure:
-    """The PNG's figure of ``band_plot``: curves with bands, the legend beside the axes.
+def last_in_column(index: int, panels: int) -> bool:
+    """Whether panel ``index`` has no panel under it: it carries the x ticks and label of its column."""
+    return index + grid_shape(panels)[1] >= panels
+
+
+def band_figure(panels: list[Panel], title: str, labels: tuple[str, str]) -> Figure:
+    """The PNG's figure of ``band_plot``: one panel per ``Panel`` on shared axes, so that panels compare by position,
+    the legend under the grid, once for the figure.
 
     Args:
-        bands: per legend entry, a mean curve with its band.
+        panels: the panels in order.
         title: the figure's title.
         labels: the x-axis and y-axis labels.
-        styles: per legend entry, its colour and line style.
     """
-    figure = Figure(figsize=(9, 5.5))
-    ax = figure.subplots()
-    for name, band in bands.items():
+    lines, columns = grid_shape(len(panels))
+    size = SINGLE_SIZE if len(panels) == 1 else (PANEL_SIZE[0] * columns, PANEL_SIZE[1] * lines + FRAME_HEIGHT)
+    figure = Figure(figsize=size, layout="constrained")
+    grid = figure.subplots(lines, columns, sharex=True, sharey=True, squeeze=False).ravel()
+    for index, (ax, panel) in enumerate(zip(grid, panels, strict=False)):
+        _draw_panel(ax, panel)
+        bottom = last_in_column(index, len(panels))
+        ax.tick_params(labelbottom=bottom)
+        ax.set_xlabel(labels[0] if bottom else "", fontsize="medium")
+        ax.set_ylabel(labels[1] if index % columns == 0 else "", fontsize="medium")
+    for ax in grid[len(panels) :]:
+        ax.set_visible(False)
+    figure.suptitle(title)
+    handles = _legend_handles(panels)
+    figure.legend(
+        list(handles.values()),
+        [textwrap.fill(name, LEGEND_CHARS) for name in handles],
+        loc="outside lower center",
+        ncols=min(len(handles), LEGEND_COLUMNS),
+        fontsize="small",
+        frameon=False,
+    )
+    return figure
+
+
+def _draw_panel(ax: Axes, panel: Panel) -> None:
+    for curve in panel.curves:
+        band, name = curve.band, curve.name
         plot_utils.plot_sample_efficiency_curve(
             band.x,
             {name: band.mean},
             {name: np.stack([band.low, band.high])},
             algorithms=[name],
-            colors={name: styles[name].color},
+            colors={name: curve.style.color},
             ax=ax,
-            xlabel=labels[0],
-            ylabel=labels[1],
+            xlabel="",  # band_figure labels the grid's outer panels only
+            ylabel="",
             marker="",
-            labelsize="large",
             ticklabelsize="medium",
         )
-        ax.get_lines()[-1].set_linestyle(styles[name].dash)  # rliable draws every curve solid
-    ax.set_title(title)
-    _legend_beside(ax)
-    return figure
+        ax.get_lines()[-1].set_linestyle(curve.style.dash)  # rliable draws every curve solid
+    # steps as 20k, 1M: five full numbers up to 100000 run into each other under a panel 3.4 inches wide
+    ax.xaxis.set_major_locator(MaxNLocator(MAX_X_TICKS, steps=[1, 2, 2.5, 5, 10]))
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+    ax.set_title("\n".join(textwrap.fill(line, TITLE_CHARS) for line in panel.title.split("\n")), fontsize="medium")
 
 
-def _band_png(
-    bands: dict[str, Band], path: Path, title: str, labels: tuple[str, str], styles: dict[str, Style]
-) -> Path:
-    band_figure(bands, title, labels, styles).savefig(path, dpi=DPI, bbox_inches="tight")
-    return path
+def _legend_handles(panels: list[Panel]) -> dict[str, Line2D]:
+    """One handle per legend entry, in the order met: in the entry's colour, or in grey with its line style alone
+    where the panels draw it in their own colours (a row's mean in each row's panel)."""
+    styles: dict[str, list[Style]] = {}
+    for panel in panels:
+        for curve in panel.curves:
+            styles.setdefault(curve.name, []).append(curve.style)
+    return {
+        name: Line2D(
+            [], [], color=drawn[0].color if len({s.color for s in drawn}) == 1 else MIXED_COLOR, ls=drawn[0].dash, lw=2
+        )
+        for name, drawn in styles.items()
+    }
 
 
-def _band_html(
-    bands: dict[str, Band],
-    stem: Path,
-    title: str,
-    labels: tuple[str, str],
-    styles: dict[str, Style],
-    plotly_js: str | bool,
-) -> Path:
-    figure = go.Figure()
-    for name, band in bands.items():
-        color = styles[name].color
-        if np.isfinite(band.low).any():
-            figure.add_trace(
-                go.Scatter(
-                    x=np.concatenate([band.x, band.x[::-1]]),
-                    y=np.concatenate([band.high, band.low[::-1]]),
-                    fill="toself",
-                    fillcolor=color,
-                    opacity=0.2,
-                    line={"width": 0},
-                    hoverinfo="skip",
-                    legendgroup=name,
-                    showlegend=False,
-                )
-            )
-        line = {"color": color, "dash": PLOTLY_DASH[styles[name].dash]}
-        figure.add_trace(go.Scatter(x=band.x, y=band.mean, name=name, legendgroup=name, line=line))
+def _band_html(panels: list[Panel], stem: Path, title: str, labels: tuple[str, str], plotly_js: str | bool) -> Path:
+    """The same panels as an interactive page: an entry's legend item shows or hides it in every panel."""
+    lines, columns = grid_shape(len(panels))
+    subtitles = [panel.title.replace("\n", "<br>") for panel in panels]
+    figure = make_subplots(lines, columns, shared_xaxes="all", shared_yaxes="all", subplot_titles=subtitles)
+    listed: set[str] = set()
+    for index, panel in enumerate(panels):
+        at = {"row": index // columns + 1, "col": index % columns + 1}
+        for curve in panel.curves:
+            for trace in _band_traces(curve, show=curve.name not in listed):
+                figure.add_trace(trace, **at)
+            listed.add(curve.name)
+        if last_in_column(index, len(panels)):  # plotly labels only the bottom line's x axes of shared ones
+            figure.update_xaxes(showticklabels=True, title_text=labels[0], **at)
+    figure.update_yaxes(title_text=labels[1], col=1)
     figure.update_layout(
-        title=title.replace("\n", "<br>"), xaxis_title=labels[0], yaxis_title=labels[1], hovermode="x unified"
+        title=title.replace("\n", "<br>"),
+        hovermode="x unified",
+        height=HTML_TOP + HTML_PANEL_HEIGHT * lines,
+        margin={"t": HTML_TOP},  # room for the two-line title above the first panels' titles
     )
     path = stem.with_suffix(".html")
     figure.write_html(path, include_plotlyjs=plotly_js)
     return path
 
 
-def interval_plot(estimates: dict[str, tuple[Estimate, Estimate]], path: Path, styles: dict[str, Style]) -> Path:
-    """rliable's interval-estimate plot of each row's IQM and mean of normalised scores.
-
-    Args:
-        estimates: per row, its (IQM, mean) estimates.
-        path: the PNG to write.
-        styles: per row, its colour.
-    """
-    points = {row: np.array([iqm.value, mean.value]) for row, (iqm, mean) in estimates.items()}
-    intervals = {row: np.array([[iqm.low, mean.low], [iqm.high, mean.high]]) for row, (iqm, mean) in estimates.items()}
-    height = ROW_HEIGHT * len(estimates)
-    figure, axes = plot_utils.plot_interval_estimates(
-        points,
-        intervals,
-        metric_names=["IQM", "Mean"],
-        algorithms=list(estimates),
-        colors={row: styles[row].color for row in estimates},
-        max_ticks=MAX_TICKS,
-        xlabel="Normalised score",
-        row_height=ROW_HEIGHT,
-        xlabel_y_coordinate=-XLABEL_DROP / height,  # in figure units: a fixed drop below the ticks at any height
+def _band_traces(curve: Curve, show: bool) -> list[go.Scatter]:
+    """A curve's plotly traces: its band (where it has one) and its mean line, grouped under its legend entry."""
+    band, name, style = curve.band, curve.name, curve.style
+    traces = []
+    if np.isfinite(band.low).any():
+        traces.append(
+            go.Scatter(
+                x=np.concatenate([band.x, band.x[::-1]]),
+                y=np.concatenate([band.high, band.low[::-1]]),
+                mode="lines",  # plotly marks the points of a short trace: a band has none to show
+                fill="toself",
+                fillcolor=style.color,
+                opacity=0.2,
+                line={"width": 0},
+                hoverinfo="skip",
+                legendgroup=name,
+                showlegend=False,
+            )
+        )
+    line = {"color": style.color, "dash": PLOTLY_DASH[style.dash]}
+    traces.append(
+        go.Scatter(x=band.x, y=band.mean, mode="lines", name=name, legendgroup=name, showlegend=show, line=line)
     )
-    for ax in axes:  # rliable's xx-large tick labels run into each other on a 3.4-inch panel
-        ax.tick_params(axis="x", labelsize="large")
-        ax.xaxis.set_major_locator(MaxNLocator(MAX_TICKS))
-    figure.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(figure)
-    return path
-
-
-def improvement_plot(improvements: dict[tuple[str, str], Estimate], path: Path, styles: dict[str, Style]) -> Path:
-    """rliable's probability-of-improvement plot: P(row > its TD3 row) with CIs.
-
-    Args:
-        improvements: per (row, reference row), the estimate of P(row > reference).
-        path: the PNG to write.
-        styles: per row, its colour (a pair is drawn in its first row's).
-    """
-    figure = Figure(figsize=(6, 1 + 0.5 * len(improvements)))
-    ax = figure.subplots()
-    keys = {PAIR_SEPARATOR.join(pair): estimate for pair, estimate in improvements.items()}
-    plot_utils.plot_probability_of_improvement(
-        {key: estimate.value for key, estimate in keys.items()},
-        {key: np.array([estimate.low, estimate.high]) for key, estimate in keys.items()},
-        pair_separator=PAIR_SEPARATOR,
-        colors=[styles[row].color for row, _ in improvements],
-        ax=ax,
-        xlabel="P(X > Y)",
-    )
-    right = figure.axes[-1]  # rliable's twin axis of the Y names, scaled on its own: align it with the X names
-    right.set_ylim(ax.get_ylim())
-    figure.savefig(path, dpi=DPI, bbox_inches="tight")
-    return path
-
-
-def profile_plot(
-    taus: np.ndarray,
-    profiles: dict[str, np.ndarray],
-    cis: dict[str, np.ndarray],
-    path: Path,
-    styles: dict[str, Style],
-) -> Path:
-    """rliable's performance profiles: per row, the fraction of (seed, env) runs with normalised score > tau.
-
-    Args:
-        taus: the thresholds.
-        profiles: per row, the profile at each tau.
-        cis: per row, its CI, shape (2, len(taus)).
-        path: the PNG to write.
-        styles: per row, its colour and line style.
-    """
-    figure = Figure(figsize=(8, 5))
-    ax = figure.subplots()
-    plot_utils.plot_performance_profiles(
-        profiles,
-        taus,
-        performance_profile_cis=cis,
-        ax=ax,
-        colors={row: styles[row].color for row in profiles},
-        linestyles={row: styles[row].dash for row in profiles},
-        xlabel="Normalised score (τ)",
-    )
-    _legend_beside(ax)
-    figure.savefig(path, dpi=DPI, bbox_inches="tight")
-    return path
+    return traces
 
 
 # ---------------------------------------------------------------------------------------------------- a report's
@@ -296,26 +275,23 @@ class Figures:
     files: list[Path] = field(default_factory=list)
     not_drawn: list[str] = field(default_factory=list)
 
-    def bands(
-        self,
-        bands: dict[str, tuple[Band, Style]],
-        name: str,
-        title: str,
-        labels: tuple[str, str],
-        empty: str,
-    ) -> None:
-        """Draw a band plot of the entries that hold a number; with none, note why it is not drawn.
+    def bands(self, panels: list[Panel], name: str, title: str, labels: tuple[str, str], empty: str) -> None:
+        """Draw a band figure of the curves that hold a number (a panel left with none is left out); with none at
+        all, note why it is not drawn.
 
         Args:
-            bands: per legend entry, its curve and band, and how it is drawn.
+            panels: the panels, each with its curves and how they are drawn.
             name: the file name without suffix.
             title: the figure's title.
             labels: the x-axis and y-axis labels.
-            empty: why every entry would be NaN, for the note.
+            empty: why every curve would be NaN, for the note.
         """
-        drawable = {label: band for label, (band, _) in bands.items() if np.isfinite(band.mean).any()}
+        drawable = [
+            Panel(panel.title, [curve for curve in panel.curves if np.isfinite(curve.band.mean).any()])
+            for panel in panels
+        ]
+        drawable = [panel for panel in drawable if panel.curves]
         if not drawable:
             self.not_drawn.append(f"`{PLOTS_DIR}/{name}` is not drawn because {empty}.")
             return
-        styles = {label: bands[label][1] for label in drawable}
-        self.files += band_plot(drawable, self.directory / name, title, labels, styles, self.plotly_js)
+        self.files += band_plot(drawable, self.directory / name, title, labels, self.plotly_js)

@@ -13,13 +13,17 @@ from td3x.analysis import plots, tables
 from td3x.analysis.bias import run_mean
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.cells import Grid
-from td3x.analysis.fidelity import Fidelity, authors_band_until, curve_label
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Estimate
+from td3x.analysis.fidelity import Fidelity, authors_band_until, curve_title
+from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Band, Estimate
 from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
-from td3x.analysis.plots import Figures
+from td3x.analysis.plots import Curve, Figures, Panel, Style
 from td3x.analysis.tables import EMPTY, SHORT_MARK, STEP0_MARK, Stats, difference, estimate_text, number
 
 UNTRAINED_PEAK = "— (no evaluation after step 0 beats step 0)"
+# the curve figure's legend entries: a panel's own row, and the other rows' means behind it, for comparison
+ROW_CURVE = "the panel's row: mean over seeds, 95% interval"
+OTHER_ROWS = "the other rows' means"
+OTHER_ROWS_STYLE = Style("#cccccc")  # light: behind the row's own curve, apart from the authors' black
 # (name, title, what the table holds): the display tables in the report's order; "return_at" is named by its step
 SECTIONS = (
     (
@@ -217,22 +221,50 @@ def not_averaged_markdown(frames: dict[str, pd.DataFrame]) -> str:
 
 # ---------------------------------------------------------------------------------------------------- plots
 def plot(env_id: str, cells: list[CellStats], against_authors: list[Fidelity], figures: Figures) -> None:
-    """One env's learning curves with their 95% bands, beside the authors' band where they published curves.
+    """One env's learning curves with their 95% bands, a panel per row (:func:`curve_panels`).
 
     Args:
         env_id: the env.
         cells: its cells' numbers, in display order.
-        against_authors: every cell's fidelity result (those of this env label its rows).
+        against_authors: every cell's fidelity result (those of this env title their rows' panels).
         figures: the report's figures so far.
     """
     if not cells:
         return
-    tests = {f.row: f for f in against_authors if f.env_id == env_id}
-    bands = {curve_label(s.cell.row, tests.get(s.cell.row)): (s.band, figures.styles[s.cell.row]) for s in cells}
-    reference = authors_band_until(env_id, max(int(s.steps[-1]) for s in cells))
-    if reference is not None:
-        bands[plots.reference_label(paper_env(env_id) or env_id)] = (reference, plots.REFERENCE_STYLE)
     title = f"{env_id}: evaluation return, mean over seeds, 95% interval (Student-t below {MIN_BOOTSTRAP_SEEDS} seeds)"
-    if tests:
-        title += "\nbeside a row: p against the authors' (Welch, mean over 5k..T), points within their mean ± 2 std"
-    figures.bands(bands, f"curves_{env_id}", title, ("env steps", "average return"), "no run has a finite return")
+    if any(f.env_id == env_id for f in against_authors):
+        title += (
+            "\nunder a row's name: p against the authors' (Welch, mean over 5k..T), points within their mean ± 2 std"
+        )
+    panels = curve_panels(env_id, cells, against_authors, figures.styles)
+    figures.bands(panels, f"curves_{env_id}", title, ("env steps", "average return"), "no run has a finite return")
+
+
+def curve_panels(
+    env_id: str, cells: list[CellStats], against_authors: list[Fidelity], styles: dict[str, Style]
+) -> list[Panel]:
+    """A panel per row: its mean curve and band in its colour, on top of the other rows' means in grey (for
+    comparison) and, where the authors published curves, their band up to the row's own last step.
+
+    Args:
+        env_id: the env.
+        cells: its cells' numbers, in display order.
+        against_authors: every cell's fidelity result (those of this env title their rows' panels).
+        styles: per row, its colour and line style.
+    """
+    tests = {f.row: f for f in against_authors if f.env_id == env_id}
+    authors = plots.reference_label(paper_env(env_id) or env_id)
+    panels = []
+    for s in cells:
+        others = [Curve(OTHER_ROWS, _mean_line(o.band), OTHER_ROWS_STYLE) for o in cells if o is not s]
+        reference = authors_band_until(env_id, int(s.steps[-1]))
+        authors_curve = [] if reference is None else [Curve(authors, reference, plots.REFERENCE_STYLE)]
+        row = Curve(ROW_CURVE, s.band, styles[s.cell.row])
+        panels.append(Panel(curve_title(s.cell.row, tests.get(s.cell.row)), [*others, *authors_curve, row]))
+    return panels
+
+
+def _mean_line(band: Band) -> Band:
+    """A band's mean curve alone (NaN bounds: no band drawn)."""
+    nan = np.full_like(band.mean, np.nan, dtype=float)
+    return Band(band.x, band.mean, nan, nan)

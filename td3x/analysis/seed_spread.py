@@ -25,7 +25,7 @@ from td3x.algo.seed_statistics import CONFIDENCE, last10_return, t_interval
 from td3x.analysis import tables
 from td3x.analysis.cell_stats import CellStats
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, interval_method
-from td3x.analysis.plots import PLOTS_DIR, Figures
+from td3x.analysis.plots import PLOTS_DIR, Curve, Figures, Panel
 from td3x.analysis.tables import number
 
 MIN_SEEDS = 6  # two disjoint groups of at least 3 seeds, the fewest for which a t-test has a spread to compare
@@ -265,11 +265,10 @@ def plot(env_id: str, studies: list[SeedStudy], figures: Figures) -> None:
         figures: the report's figures so far.
     """
     studies = [study for study in studies if study.env_id == env_id]
-    bands = {study.row: (study.ci_width, figures.styles[study.row]) for study in studies}
-    if not bands:
+    if not studies:
         return
     figures.bands(
-        bands,
+        [Panel("", [Curve(study.row, study.ci_width, figures.styles[study.row]) for study in studies])],
         f"seed_ci_width_{env_id}",
         f"{env_id}: 95% interval width of the mean vs number of seeds (band: 10th-90th percentile over subsets)",
         ("seeds", "CI width (return)"),

@@ -610,7 +610,7 @@ def test_fidelity_counts_points_within_the_authors_mean_plus_minus_2_std(
     assert "| TD3 | Hopper-v5 | Hopper-v1 | 2 | 11 | 50000 | 9 of 22 |" in section and "gym v1" in section
     assert "| TD3 | Hopper-v5 | 0 | {} | {} | 50000 | {} | {} |".format(*texts.values()) in section
     page = (out / "plots" / "curves_Hopper-v5.html").read_text()
-    legend_entry = r'"name":"TD3: p (= [0-9.]+|< 0.001), 9 of 22 points"'  # plotly's JSON
-    assert re.search(legend_entry, page)
+    panel_title = r'"text":"TD3\\u003cbr\\u003ep (= [0-9.]+|\\u003c 0.001), 9 of 22 points"'  # plotly's JSON
+    assert re.search(panel_title, page)
     assert "points within their mean \\u00b1 2 std" in page  # the title says what the legend's numbers are
     assert "authors' TD3 (Hopper-v1, gym v1" in page
