@@ -54,9 +54,9 @@ def frames(grid: Grid, stats: Stats) -> dict[str, pd.DataFrame]:
     return {"bias": tables.grid_frame(grid, stats, bias_text)}
 
 
-def markdown(frames: dict[str, pd.DataFrame]) -> str:
-    """The report's bias section around the table from :func:`frames`."""
-    return tables.table_section(TITLE, TEXT, frames["bias"])
+def markdown(frames: dict[str, pd.DataFrame], notes: tables.Notes) -> str:
+    """The report's bias section around the table from :func:`frames`, with the notes the report has not given."""
+    return tables.table_section(TITLE, TEXT, frames["bias"], notes)
 
 
 def plot(env_id: str, cells: list[CellStats], figures: Figures) -> None:

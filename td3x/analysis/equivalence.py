@@ -196,6 +196,7 @@ def detectable_difference(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: f
 BOUND_COLUMN, INTERVAL_COLUMN, REACH_COLUMN = "bound ±", "90% CI [inside ±bound?]", "90% CI reaches"
 TOST_COLUMN, HOLM_TOST_COLUMN, MDD_COLUMN = "TOST p", "Holm TOST p", "MDD (80%)"
 PERMUTATION_COLUMN, DECISION_COLUMN = "permutation p (smallest possible)", "equivalence"
+ORIGIN_COLUMN = "bound from"  # the same long text down most tables: the Markdown shows it as a note (tables.Notes)
 
 
 def interval_text(result: Tost) -> str:
@@ -222,7 +223,7 @@ def display_columns(
     primary statistic) the Holm-adjusted TOST p and the equivalence decision too."""
     columns: dict[str, list[object]] = {
         BOUND_COLUMN: [number(r.bound.value) for r in results],
-        "bound from": [r.bound.origin for r in results],
+        ORIGIN_COLUMN: [r.bound.origin for r in results],
         INTERVAL_COLUMN: [interval_text(r) for r in results],
         TOST_COLUMN: [p_text(r.p) for r in results],
     }
@@ -266,8 +267,9 @@ def columns_text(reference: str, mdd_design: str) -> str:
     """
     return (
         f"*ours − {reference} [95% CI]*: the difference of means with its 95% Welch interval. *bound ±*: the "
-        "equivalence bound in return units, and *bound from* where it comes from (a bound not in the "
-        "pre-registration is post hoc). *90% CI [inside ±bound?]*: the 90% Welch interval of the difference and "
+        "equivalence bound in return units, and *bound from* where it comes from, a numbered mark whose note "
+        "follows the first table that uses it (a bound not in the pre-registration is post hoc). *90% CI [inside "
+        "±bound?]*: the 90% Welch interval of the difference and "
         "whether it lies inside (−bound, +bound). *TOST p*: two one-sided Welch tests at the bound, the larger "
         "one-sided p (below α exactly when the 90% interval lies inside), *Holm TOST p* the same Holm-adjusted "
         'per row; *equivalence* (the primary statistic only) reads "equivalent within ±bound" only when that p '

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from td3x.analysis import equivalence, tables
+from td3x.analysis.equivalence import ORIGIN_COLUMN
 from td3x.analysis.fidelity import PRIMARY, SENSITIVITY, SPREAD, STATISTICS, Fidelity
 from td3x.analysis.tables import (
     EMPTY,
@@ -145,11 +146,12 @@ def _ends_columns(counts: list[Fidelity], end: str) -> dict[str, list[object]]:
 FIDELITY_TITLE = "## Fidelity to the authors' TD3 curves"
 
 
-def markdown(results: list[Fidelity]) -> str:
+def markdown(results: list[Fidelity], notes: tables.Notes) -> str:
     """The report's fidelity section (its peer part is ``peer.markdown``).
 
     Args:
         results: from :func:`fidelities`.
+        notes: the report's notes so far (each bound's origin is one, given once).
     """
     if not results:
         return (
@@ -177,13 +179,13 @@ def markdown(results: list[Fidelity]) -> str:
         '"no difference detected" is not sameness. '
         f"{equivalence.columns_text('authors', MDD_DESIGN)} "
         "`fidelity.csv` has every number."
-        f"\n\n**Primary: {STATISTICS[PRIMARY]}**\n\n{tables.markdown(primary)}\n\n"
-        f"**Secondary (descriptive): {STATISTICS['final']}**\n\n{tables.markdown(secondary)}\n\n"
+        f"\n\n**Primary: {STATISTICS[PRIMARY]}**\n\n{notes.table(primary, [ORIGIN_COLUMN])}\n\n"
+        f"**Secondary (descriptive): {STATISTICS['final']}**\n\n{notes.table(secondary, [ORIGIN_COLUMN])}\n\n"
         f"**Sensitivity (descriptive): the {STATISTICS[SENSITIVITY]}**, both sides over the same steps. During "
         "the random warm-up of td3_paper (env.random_steps, from each run's config.yaml) the policy is not "
         "updated, while the authors' code updated during theirs, so those evaluations compare an untrained "
         "policy with trained ones: a protocol difference, not the implementation's. Unadjusted."
-        f"\n\n{tables.markdown(sensitivity)}\n\n"
+        f"\n\n{notes.table(sensitivity, [ORIGIN_COLUMN])}\n\n"
         "The curve plots draw the authors' 10-seed mean ± 2 std (population std) in black and count our evaluation "
         "points (every seed at every step both evaluated) within it, bounds included. The count is a picture, not a "
         "test: a curve at half the authors' mean can stay inside a wide band."

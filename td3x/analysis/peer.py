@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from td3x.analysis import equivalence, tables
-from td3x.analysis.equivalence import BoundRule, Tost, detectable_difference, peer_bound, tost
+from td3x.analysis.equivalence import ORIGIN_COLUMN, BoundRule, Tost, detectable_difference, peer_bound, tost
 from td3x.analysis.fidelity import PRIMARY, SENSITIVITY, STATISTICS, Fidelity
 from td3x.analysis.tables import difference_text, number, p_text, welch_csv_columns
 from td3x.analysis.two_sample import ALPHA, Permutation, Welch, holm_by_row, permutation_test, welch
@@ -174,12 +174,13 @@ def _levels(peers: list[PeerComparison]) -> list[float]:
 
 
 # ---------------------------------------------------------------------------------------------------- Markdown
-def markdown(peers: list[PeerComparison], sensitivity: list[PeerComparison] | None = None) -> str:
+def markdown(peers: list[PeerComparison], sensitivity: list[PeerComparison], notes: tables.Notes) -> str:
     """The fidelity section's last part: the rows against the peer ('' without a peer).
 
     Args:
         peers: from :func:`peer_comparisons`.
         sensitivity: the same on the mean after the warm-up (``statistic="after_warmup"``).
+        notes: the report's notes so far (each bound's origin is one, given once).
     """
     if not peers:
         return ""
@@ -191,11 +192,11 @@ def markdown(peers: list[PeerComparison], sensitivity: list[PeerComparison] | No
         f"{STATISTICS[PRIMARY]}, ours against the peer's seeds: Welch's t-test, Holm-adjusted per row over its envs "
         "with a peer, and TOST at the bound, post hoc wherever the runs are not the pre-registered ones. "
         f"{equivalence.columns_text('peer', MDD_DESIGN)} `peer.csv` has every number."
-        f"\n\n{tables.markdown(peer_test_frame(peers))}"
+        f"\n\n{notes.table(peer_test_frame(peers), [ORIGIN_COLUMN])}"
     )
     if sensitivity:
         text += (
             f"\n\n**Against the peer, sensitivity (descriptive): the {STATISTICS[SENSITIVITY]}**, unadjusted."
-            f"\n\n{tables.markdown(peer_test_frame(sensitivity))}"
+            f"\n\n{notes.table(peer_test_frame(sensitivity), [ORIGIN_COLUMN])}"
         )
     return text

@@ -320,12 +320,13 @@ def render_markdown(
     only_source_studies = bool(report.source_studies) and all(
         seed_sources.condition(run) is not None for run in report.runs
     )
+    notes = tables.Notes(given={tables.T_NOTE})  # the header states the Student-t rule that § marks
     parts = [
         _header(report),
         "" if report.verdicts is None else render.verdicts_markdown(report.verdicts),
-        *return_tables.markdown(frames, report.at_step),
-        bias.markdown(frames),
-        fidelity_tables.markdown(report.fidelity) + peer.markdown(report.peers, report.peer_sensitivity),
+        *return_tables.markdown(frames, report.at_step, notes),
+        bias.markdown(frames, notes),
+        fidelity_tables.markdown(report.fidelity, notes) + peer.markdown(report.peers, report.peer_sensitivity, notes),
         registered_tables.markdown(report.registered),
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),

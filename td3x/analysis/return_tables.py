@@ -198,11 +198,12 @@ def left_out_frame(grid: Grid) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------------- Markdown
-def markdown(frames: dict[str, pd.DataFrame], at_step: int) -> list[str]:
-    """The report's sections of the display tables from :func:`display_frames`, in order."""
+def markdown(frames: dict[str, pd.DataFrame], at_step: int, notes: tables.Notes) -> list[str]:
+    """The report's sections of the display tables from :func:`display_frames`, in order, with the notes the report
+    has not given yet."""
     return [
         tables.table_section(
-            title.format(at_step=at_step), text, frames[f"return_at_{at_step}" if name == "return_at" else name]
+            title.format(at_step=at_step), text, frames[f"return_at_{at_step}" if name == "return_at" else name], notes
         )
         for name, title, text in SECTIONS
     ]

@@ -5,12 +5,14 @@ Display tables hold text: a cell reads ``mean [95% interval] n=seeds`` with the 
 beside it; ``§`` marks a Student-t interval (fewer than 10 seeds: ``metrics.interval_method``), ``(!)`` a cell that
 rests on fewer runs than were meant to be there (the report's "Runs not averaged" section says which and why), and
 ``†`` a last-10 mean that takes in the untrained policy's step-0 evaluation (runs with 10 or fewer evaluations).
-Tidy CSVs hold the numbers, one line per cell or run. Each section's own tables are in its module.
+A report gives each note once, under the first table that needs it (``Notes``). Tidy CSVs hold the numbers, one
+line per cell or run. Each section's own tables are in its module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,7 @@ T_NOTE = (
     "the time; with 3 seeds its 2.5% and 97.5% points are the min and max of the seeds)."
 )
 MARK_NOTES = {T_MARK: T_NOTE, STEP0_MARK: STEP0_NOTE, SHORT_MARK: SHORT_NOTE}  # notes in this order
+SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")  # a repeated cell text's numbered mark
 EMPTY = "—"
 # pdflatex knows no Greek or ± in text mode: math-mode forms of the symbols the cells use
 LATEX_SYMBOLS = {
@@ -160,10 +163,43 @@ def _latex_notes(frame: pd.DataFrame) -> list[str]:
     return [note.replace("%", r"\%") for note in mark_notes(frame)]
 
 
-def table_section(title: str, text: str, frame: pd.DataFrame) -> str:
-    """A report section of one table: its heading, what the table holds, the table, and the notes of its marks."""
-    section = [f"## {title}", text, markdown(frame), *mark_notes(frame)]
-    return "\n\n".join(piece for piece in section if piece)
+@dataclass
+class Notes:
+    """A report's notes under its tables, each given once, under the first table that needs it (a later table's mark
+    refers back to it): one note per mark the cells use (``mark_notes``), and one per long text that the rows of a
+    column repeat (a bound's origin, say), which becomes a numbered mark (¹, ², ...) in the cells.
+
+    Attributes:
+        given: the notes the report already gives (the header states the Student-t rule that ``§`` marks).
+        marks: each marked cell text's mark, numbered in the order met, the same in every table of the report.
+    """
+
+    given: set[str] = field(default_factory=set)
+    marks: dict[str, str] = field(default_factory=dict)
+
+    def table(self, frame: pd.DataFrame, marked: Sequence[str] = ()) -> str:
+        """A table's Markdown, the texts of its ``marked`` columns shown as their marks, and then the notes that the
+        report has not given yet.
+
+        Args:
+            frame: a display table.
+            marked: the columns whose texts become marks.
+        """
+        shown = frame.assign(**{column: [self._mark(str(text)) for text in frame[column]] for column in marked})
+        used = {str(text) for column in marked for text in frame[column]}
+        notes = [*mark_notes(frame), *(f"{mark} {text}" for text, mark in self.marks.items() if text in used)]
+        new = [note for note in notes if note not in self.given]
+        self.given.update(new)
+        return "\n\n".join([markdown(shown), *new])
+
+    def _mark(self, text: str) -> str:
+        return self.marks.setdefault(text, str(len(self.marks) + 1).translate(SUPERSCRIPTS))
+
+
+def table_section(title: str, text: str, frame: pd.DataFrame, notes: Notes) -> str:
+    """A report section of one table: its heading, what the table holds, the table, and the notes of its marks that
+    the report has not given yet."""
+    return "\n\n".join(piece for piece in (f"## {title}", text, notes.table(frame)) if piece)
 
 
 # ---------------------------------------------------------------------------------------------------- renderings
