@@ -23,6 +23,7 @@ from td3x.analysis.tables import (
 from td3x.analysis.two_sample import ALPHA
 
 MDD_DESIGN = "our seeds against the authors' 10, the authors' SD on both sides"
+OUTCOME_COLUMN = "outcome"  # the difference test's verdict, shown first with equivalence's
 
 
 def frames(results: list[Fidelity]) -> dict[str, pd.DataFrame]:
@@ -107,7 +108,7 @@ def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame
     }
     if primary:
         columns["Holm p"] = [p_text(c.holm_p) for c in comparisons]
-        columns["outcome"] = [outcome(f) for f in results]
+        columns[OUTCOME_COLUMN] = [outcome(f) for f in results]
     columns |= equivalence.display_columns(
         [c.test for c in comparisons],
         [f.equivalence[statistic] for f in results],
@@ -115,7 +116,8 @@ def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame
         permutation_levels(results, statistic),
         holm=primary,
     )
-    return pd.DataFrame(columns, index=pd.Index([f.row for f in results], name="row"))
+    frame = pd.DataFrame(columns, index=pd.Index([f.row for f in results], name="row"))
+    return tables.verdicts_first(frame, [OUTCOME_COLUMN, equivalence.DECISION_COLUMN], keys=1)
 
 
 FIDELITY_ENDS = {"first": 0, "last": -1}  # the untrained policy (step 0) and the end of the shorter curves

@@ -165,7 +165,8 @@ def peer_test_frame(peers: list[PeerComparison]) -> pd.DataFrame:
         _levels(peers) if primary else [ALPHA] * len(peers),
         holm=primary,
     )
-    return pd.DataFrame(columns, index=pd.Index([c.row for c in peers], name="row"))
+    frame = pd.DataFrame(columns, index=pd.Index([c.row for c in peers], name="row"))
+    return tables.verdicts_first(frame, [equivalence.DECISION_COLUMN], keys=1)
 
 
 def _levels(peers: list[PeerComparison]) -> list[float]:

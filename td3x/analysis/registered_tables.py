@@ -142,8 +142,11 @@ def _provenance(side: Side, fact: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------- display
 def display_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
-    """One section's display table: per env, the runs, the means, the tests and the decision."""
+    """One section's display table: per env, the decisions first (what a narrow screen shows), then the runs, the
+    means and the tests."""
     columns: dict[str, list[object]] = {
+        "equivalence": [t.decision for t in tests],
+        "difference": [t.difference_decision for t in tests],
         "runs": [_runs_text(t) for t in tests],
         "statistic's steps": _numbers(tests, lambda o: _steps_text(o.steps), "n/a"),
         "ours": _numbers(tests, lambda o: number(float(o.ours.mean())), "n/a"),
@@ -153,9 +156,7 @@ def display_frame(tests: list[RegisteredTest]) -> pd.DataFrame:
         "90% CI [inside ±bound?]": _numbers(tests, lambda o: interval_text(o.tost), "n/a"),
         "TOST p": _numbers(tests, lambda o: p_text(o.tost.p), "n/a"),
         "Holm TOST p": [p_text(t.holm_tost_p) if t.outcome else "n/a" for t in tests],
-        "equivalence": [t.decision for t in tests],
         "Welch p (Holm)": [_difference_p(t) for t in tests],
-        "difference": [t.difference_decision for t in tests],
         "MDD (80%)": [number(t.design.mdd) for t in tests],
         "CPU; commits": [_cpu_text(t) for t in tests],
     }

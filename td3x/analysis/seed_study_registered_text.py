@@ -27,16 +27,16 @@ def _interval(interval: tuple[float, float], digits: str) -> str:
 
 
 def display_frame(rows: list[Judgement]) -> pd.DataFrame:
-    """One statistic's table: per condition its runs, SD [95%], ratio [90%], TOST p, Holm's p, the status, the
-    two-sided Brown-Forsythe p and the collapsed runs."""
+    """One statistic's table: per condition the status first (what a narrow screen shows), then its runs, SD [95%],
+    ratio [90%], TOST p, Holm's p, the two-sided Brown-Forsythe p and the collapsed runs."""
     shown = {
         row.condition: {
+            "verdict": row.status,
             "runs": str(row.runs),
             "SD [95%]": _number(row.sd) + _interval(row.sd_interval, ".3g"),
             "ratio to all_vary [90%]": _number(row.ratio, ".2f") + _interval(row.ratio_interval, ".2f"),
             "TOST p": _p(row.tost_p),
             "Holm p": _p(row.holm_p),
-            "verdict": row.status,
             "Brown-Forsythe p": _p(row.bf_p),
             "collapsed": str(row.collapsed),
         }

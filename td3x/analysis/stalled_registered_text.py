@@ -14,14 +14,15 @@ from td3x.analysis.tables import p_text
 
 
 def display_frame(judgement: Judgement) -> pd.DataFrame:
-    """The section's table: per amendment its initial weights, stalled count, the count against, p and verdict."""
+    """The section's table: per amendment its verdict first (what a narrow screen shows), then its initial weights,
+    stalled count, the count against and p."""
     shown = {
         test.section: {
+            "verdict": test.status,
             "initial weights": f"seed {test.weights_seed}",
             "stalled [rate, exact 95%]": f"{len(test.stalled)} of {test.runs}" + _rate_text(test.rate_interval),
             "against": f"{test.against_count[0]} of {test.against_count[1]}: {test.against}",
             "Fisher p": p_text(test.p),
-            "verdict": test.status,
             "CPU": test.capability or tables.EMPTY,
         }
         for test in judgement.tests

@@ -152,6 +152,20 @@ def _cell_text(grid: Grid, stats: Stats, row: str, env_id: str, text: Callable[[
     return body + (FLAG if cell.flagged else "")
 
 
+def verdicts_first(frame: pd.DataFrame, verdicts: Sequence[str], keys: int = 0) -> pd.DataFrame:
+    """The frame with its verdict columns (those of ``verdicts`` it has, in that order) right after its first ``keys``
+    columns (the env, say): where a screen cannot show the whole table, the verdicts show, the numbers scroll.
+
+    Args:
+        frame: a display table.
+        verdicts: the names of its verdict columns.
+        keys: how many leading columns name the line, before the verdicts.
+    """
+    first = [column for column in verdicts if column in frame.columns]
+    rest = [column for column in frame.columns if column not in first]
+    return frame[[*rest[:keys], *first, *rest[keys:]]]
+
+
 def mark_notes(frame: pd.DataFrame) -> list[str]:
     """What ``†``, ``‡`` and ``§`` mean, each for a table that has a cell marked with it."""
     cells = [str(text) for text in frame.to_numpy().ravel()]

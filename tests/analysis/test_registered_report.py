@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 from helpers.registered_runs import HORIZON_STEPS, PREREGISTRATION, small_registration, write_registered_run
+from helpers.report_markdown import late_verdicts
 from scipy import stats
 
 from td3x.analysis.cells import make_grid
@@ -204,6 +205,7 @@ def test_td3x_report_preregistration_writes_the_section_and_registered_csv(tmp_p
     section = markdown.index("## Pre-registered tests")
     assert markdown.index("Against the peer") < section < markdown.index("## Files")
     assert "never read as equivalence" in markdown and "biased upward at 5 seeds against 10" in markdown
+    assert late_verdicts(markdown) == []  # each table's verdicts right after its env
     assert main([*command, "--out", str(tmp_path / "without")]) == 0
     assert not (tmp_path / "without" / "registered.csv").exists()
     assert "Pre-registered tests" not in (tmp_path / "without" / "report.md").read_text()

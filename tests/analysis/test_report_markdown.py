@@ -1,15 +1,17 @@
-"""The report's Markdown read at a glance: a note is given once however many tables use its mark, and a long text that
-the rows of a column repeat (a bound's origin) is a numbered mark with the text given once as its note."""
+"""The report's Markdown read at a glance: a note is given once however many tables use its mark, a long text that
+the rows of a column repeat (a bound's origin) is a numbered mark with the text given once as its note, and every
+table's verdicts come right after the columns that name its line."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
-from helpers.report_markdown import cells, markdown_tables
+from helpers.report_markdown import VISIBLE_COLUMNS, cells, late_verdicts, markdown_tables, table_headers
 from helpers.report_runs import REPS, curve, write_run
 
 from td3x.analysis import Settings, build_report, write_report
-from td3x.analysis.equivalence import ORIGIN_COLUMN
+from td3x.analysis.equivalence import DECISION_COLUMN, ORIGIN_COLUMN
+from td3x.analysis.fidelity_tables import OUTCOME_COLUMN
 from td3x.analysis.peer import PEER_ROW
 from td3x.analysis.report import Written
 from td3x.analysis.tables import MARK_NOTES, SHORT_MARK, SHORT_NOTE, T_MARK, T_NOTE, Notes
@@ -70,3 +72,11 @@ def test_notes_are_numbered_in_the_order_met_and_each_given_under_the_first_tabl
     again = notes.table(second, ["from"])
     assert "\n\n" not in again  # its notes are given: the table alone
     assert cells(again.splitlines()[2])[2] == "²"  # the same text, the same mark
+
+
+def test_every_verdict_comes_right_after_the_columns_that_name_the_line(written: Written) -> None:
+    headers = table_headers(written.markdown)
+    primary = next(header for header in headers if OUTCOME_COLUMN in header)
+    assert primary[:4] == ["row", "env", OUTCOME_COLUMN, DECISION_COLUMN]
+    assert sum(DECISION_COLUMN in header for header in headers) == 2  # the authors' and the peer's primary tables
+    assert late_verdicts(written.markdown) == [], f"a verdict past the first {VISIBLE_COLUMNS} columns"

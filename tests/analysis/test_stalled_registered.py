@@ -184,5 +184,5 @@ def test_td3x_report_prints_the_amendments_and_names_their_rows(tmp_path: Path) 
     report = (out / "report.md").read_text()
     assert "## Registered: stalled actors and the initial weights" in report
     stalled, against = "4 of 4 [39.8%, 100.0%]", f"0 of 4: {TREATED}' runs"
-    assert f"| {CONTROL} | seed 3200 | {stalled} | {against} | 0.029 | {CLAIMS[CONTROL]} | AVX512 |" in report
+    assert f"| {CONTROL} | {CLAIMS[CONTROL]} | seed 3200 | {stalled} | {against} | 0.029 | AVX512 |" in report
     assert f"({TREATED}) |" in report and f"({CONTROL}) |" in report  # the general tables' rows, by amendment
