@@ -92,17 +92,22 @@ def from_saved(saved: dict[str, Any]) -> TrainConfig:
     """The checked ``TrainConfig`` of a stored config (a run's ``config.yaml`` or a checkpoint's): keys this td3x
     lacks are refused, missing ones take their defaults. Raises ConfigError, one line a problem."""
     stored = {key: value for key, value in saved.items() if key not in RECORDED_BESIDE}
-    # named one by one, in td3x-train's words (OmegaConf's merge stops at the first, in its own)
     problems = [unknown_key_problem(key) for key in unknown_keys(stored)]
-    problems += [
-        problem for key, value in flatten(stored).items() if (problem := value_type_problem(key, value, str(value)))
-    ]
-    if not problems:
-        try:
+    if problems:
+        problems += value_problems(stored)
+    else:
+        try:  # one merge for a config that fits (a report reads hundreds of runs); its problems named only if not
             return to_typed(OmegaConf.merge(OmegaConf.structured(TrainConfig), stored))
         except OmegaConfBaseException as error:
-            problems = [composition_problem(error)]
+            problems = value_problems(stored) or [composition_problem(error)]
     raise ConfigError([f"the stored config does not fit this td3x: {problem}" for problem in problems])
+
+
+def value_problems(stored: dict[str, Any]) -> list[str]:
+    """A stored config's values that cannot be their keys' types, named one by one in td3x-train's words
+    (OmegaConf's merge stops at the first, in its own)."""
+    found = (value_type_problem(key, value, str(value)) for key, value in flatten(stored).items())
+    return [problem for problem in found if problem]
 
 
 def without_unknown_keys(saved: dict[str, Any]) -> dict[str, Any]:
