@@ -210,6 +210,24 @@ class TestClosedPipe:
         stderr = process.stderr.read().decode()
         assert (process.wait(timeout=300), stderr) == (CLOSED_PIPE_EXIT, "")
 
+    @pytest.mark.slow
+    def test_td3x_report_into_a_reader_gone_exits_quietly_its_files_complete(
+        self, odd_study: Path, tmp_path: Path
+    ) -> None:
+        """Before: one line, "stdout cannot be written: Broken pipe", and exit 1, as for a full disk."""
+        out = tmp_path / "report"
+        process = subprocess.Popen(
+            [str(BIN / "td3x-report"), str(odd_study), "--out", str(out), "--plotly", "none", "--reps", "50"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        assert (process.wait(timeout=300), stderr) == (CLOSED_PIPE_EXIT, "")
+        assert (out / "report.md").is_file()
+
     def test_every_console_script_is_guarded(self) -> None:
         scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
         for name, target in scripts.items():
