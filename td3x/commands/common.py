@@ -9,15 +9,18 @@ add_version_flag(parser)  # td3x-eval --version prints "td3x 0.1.0"
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
+import os
+import select
 import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
 from td3x import __version__
-from td3x.config.command_line import flag_problem
+from td3x.config.command_line import flag_problem, home_expanded
 
 VERSION_LINE = f"td3x {__version__}"
 
@@ -118,6 +121,52 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def user_path(text: str) -> Path:
+    """A path argument as a shell reads it unquoted: a leading ``~`` is the home dir (``--out=~/r`` or a quoted
+    ``"~/runs"`` reaches td3x as typed, and Hydra, pandas and W&B would each read it their own way)."""
+    try:
+        return Path(home_expanded(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+CLOSED_PIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a Unix tool stopped by a reader that went away
+
+
+def quiet_on_closed_pipe(main: Callable[Params, Result]) -> Callable[Params, Result]:
+    """A console script's ``main`` that exits quietly, with :data:`CLOSED_PIPE_EXIT`, when what reads its stdout
+    goes away (``td3x-sweep status DIR | head -1``), as Unix tools do, instead of a BrokenPipeError traceback. A
+    broken pipe that is not stdout's is raised as it is."""
+
+    @functools.wraps(main)
+    def guarded(*args: Params.args, **kwargs: Params.kwargs) -> Result:
+        try:
+            try:
+                return main(*args, **kwargs)
+            finally:  # here, not at exit, where Python would report a closed pipe in its own words
+                sys.stdout.flush()
+        except BrokenPipeError:
+            if not _stdout_reader_gone():
+                raise
+            # Python flushes stdout again at exit: onto the closed pipe, that is one more error message
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(CLOSED_PIPE_EXIT)
+
+    return guarded
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe that nothing reads any more (poll reports an error on its write end)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), or stdout is no file (replaced, closed)
+        return False
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def exit_with(label: str, problems: Sequence[str], exit_code: int = 2) -> NoReturn:

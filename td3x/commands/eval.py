@@ -23,7 +23,15 @@ from typing import Any
 from td3x import __version__
 from td3x.algo.envs import make_env
 from td3x.algo.evaluation_episodes import EvalResult
-from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, int_at_least
+from td3x.commands.common import (
+    HelpFormatter,
+    OneLineParser,
+    Refused,
+    add_version_flag,
+    int_at_least,
+    quiet_on_closed_pipe,
+    user_path,
+)
 from td3x.config.enums import Device
 from td3x.host import numerics
 from td3x.host.numerics import NumericsError
@@ -221,7 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_version_flag(parser)
     parser.add_argument(
-        "run", type=Path, help="a run dir (its checkpoint.pt), a seed_<k> dir of a K-seeds run, or a checkpoint file"
+        "run",
+        type=user_path,
+        help="a run dir (its checkpoint.pt), a seed_<k> dir of a K-seeds run, or a checkpoint file",
     )
     parser.add_argument(
         "--episodes",
@@ -301,6 +311,7 @@ def run_command(args: argparse.Namespace) -> None:
         export_run(run)
 
 
+@quiet_on_closed_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script ``td3x-eval``; returns the exit code (2: bad input; 1: no video, export or file possible)."""
     args = build_parser().parse_args(argv)

@@ -27,7 +27,15 @@ from td3x.analysis.plots import PLOTLY_JS
 from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
 from td3x.analysis.wandb_export import log_report, mode_problems
-from td3x.commands.common import HelpFormatter, OneLineParser, Refused, add_version_flag, exit_with
+from td3x.commands.common import (
+    HelpFormatter,
+    OneLineParser,
+    Refused,
+    add_version_flag,
+    exit_with,
+    quiet_on_closed_pipe,
+    user_path,
+)
 from td3x.rundir.layout import walk_runs
 from td3x.rundir.outputs import REPORT_FILE
 
@@ -46,7 +54,7 @@ def given_path(text: str) -> Path:
     would take it for the current directory."""
     if not text:
         raise argparse.ArgumentTypeError("is empty: name a directory")
-    return Path(text)
+    return user_path(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,14 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plotly", choices=list(PLOTLY_JS), default="directory", help=PLOTLY_HELP)
     parser.add_argument(
         "--coverage",
-        type=Path,
+        type=user_path,
         help="a coverage table of scripts/aggregate_coverage.py (e.g. docs/results/aggregate_coverage.csv): the "
         "aggregates section quotes how often their bootstrap CIs cover the truth (default: none, and the section says "
         "the coverage is not measured)",
     )
     parser.add_argument(
         "--preregistration",
-        type=Path,
+        type=user_path,
         help="a pre-registration file (docs/results/preregistration.yaml): the fidelity and peer tables' "
         "equivalence bounds are the ones it registers (peer.computed.<env>.bound), else its post-hoc rule "
         "(peer.bound_fraction x the reference's mean), and the seed-sources section states the seed study's post-hoc "
@@ -326,6 +334,21 @@ def _write_atomically(path: Path, text: str) -> None:
     partial.replace(path)
 
 
+def print_markdown(markdown: str, out: Path) -> None:
+    """The report's Markdown on stdout; exit 1 in one line when stdout cannot take it (a full disk: the files are
+    complete, the Markdown is not). A reader that went away (``| head -1``) is :func:`quiet_on_closed_pipe`'s."""
+    try:
+        print(markdown, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        with contextlib.suppress(OSError, ValueError):  # the rest goes nowhere: the exit's own flush cannot fail
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = f"the Markdown is in {out / REPORT_FILE}"
+        exit_with("report error", [f"stdout cannot be written: {error.strerror or error} ({where})"], exit_code=1)
+
+
+@quiet_on_closed_pipe
 def main(argv: list[str] | None = None) -> int:
     """Console script ``td3x-report``; returns the exit code (2 when no run dir is found, ``--out`` cannot be
     written, ``--at-step`` is past every run, ``WANDB_MODE`` is no mode, or the pre-registration file cannot be read;
@@ -364,17 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in error.problems:
             print(f"report error: {problem}", file=sys.stderr)
         return 1
-    try:
-        print(written.markdown, flush=True)
-    except OSError as error:  # stdout on a full disk, or a closed pipe: the files are complete, the Markdown is not
-        with contextlib.suppress(OSError, ValueError):  # the rest goes nowhere: the exit's own flush cannot fail
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        reason = error.strerror or str(error)
-        print(
-            f"report error: stdout cannot be written: {reason} (the Markdown is in {out / REPORT_FILE})",
-            file=sys.stderr,
-        )
-        return 1
+    print_markdown(written.markdown, out)
     print(f"report written to {out}", file=sys.stderr)  # stdout holds the Markdown alone
     if args.wandb:
         wandb_dir = log_report(report.runs, written.frames, written.images, out)

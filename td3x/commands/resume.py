@@ -13,7 +13,16 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to, resume_command
+from td3x.commands.common import (
+    HelpFormatter,
+    OneLineParser,
+    add_version_flag,
+    exit_with,
+    log_to,
+    quiet_on_closed_pipe,
+    resume_command,
+    user_path,
+)
 from td3x.commands.train_and_report import run_and_report
 from td3x.config.enums import ResumeMode
 from td3x.config.hydra import from_saved
@@ -102,6 +111,7 @@ def missing_device_problem(run_dir: Path, config: TrainConfig, overrides: list[s
     )
 
 
+@quiet_on_closed_pipe
 def main(argv: list[str] | None = None) -> None:
     """Console script ``td3x-resume RUN_DIR [KEY=VALUE ...]``: continue a run in place from its stored config."""
     parser = OneLineParser(
@@ -112,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         formatter_class=HelpFormatter,
     )
     add_version_flag(parser)
-    parser.add_argument("run_dir", type=Path, help="the run's dir (the one holding config.yaml, or seed_<k>/)")
+    parser.add_argument("run_dir", type=user_path, help="the run's dir (the one holding config.yaml, or seed_<k>/)")
     parser.add_argument(
         "overrides",
         nargs="*",

@@ -32,8 +32,11 @@ from td3x.commands.common import (
     add_version_flag,
     exit_with,
     int_at_least,
+    quiet_on_closed_pipe,
     resume_command,
+    user_path,
 )
+from td3x.config.command_line import dir_override_as_typed
 from td3x.config.hydra import from_saved
 from td3x.config.messages import composition_problem
 from td3x.config.schema import ConfigError
@@ -299,15 +302,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub["status"].add_argument(
         "sweep_dir",
-        type=Path,
+        type=user_path,
         metavar="path",
         help="a sweep dir (with multirun.yaml), a run dir, a K-seeds dir or a folder of runs",
     )
     for name in ("rerun", "recheck"):
-        sub[name].add_argument("sweep_dir", type=Path, help="a sweep dir (the one holding multirun.yaml)")
+        sub[name].add_argument("sweep_dir", type=user_path, help="a sweep dir (the one holding multirun.yaml)")
     for name in ("view", "workspace"):
         sub[name].add_argument(
-            "sweep_dir", type=Path, metavar="path", help="a sweep dir, a run dir, a K-seeds dir or a folder of runs"
+            "sweep_dir",
+            type=user_path,
+            metavar="path",
+            help="a sweep dir, a run dir, a K-seeds dir or a folder of runs",
         )
     sub["view"].add_argument(
         "--no-open", action="store_true", help="link the runs and print the wandb leet command, without opening it"
@@ -354,8 +360,9 @@ def _check_path(command: str, path: Path) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     """The chosen subcommand, run: its exit code."""
-    if args.command == "list":
-        return _print_list(list_jobs(list(args.overrides)), launcher_resources(list(args.overrides)))
+    if args.command == "list":  # a sweep dir as td3x-train reads it: ~ expanded, quoted for Hydra where it must be
+        overrides = [dir_override_as_typed(line) for line in args.overrides]
+        return _print_list(list_jobs(overrides), launcher_resources(overrides))
     _check_path(args.command, args.sweep_dir)
     if args.command in ("status", "view"):
         return show(args.command, args.sweep_dir, no_open=getattr(args, "no_open", False))
@@ -366,6 +373,7 @@ def _run(args: argparse.Namespace) -> int:
     return rerun(args.sweep_dir)
 
 
+@quiet_on_closed_pipe
 def main(argv: Sequence[str] | None = None) -> None:
     """Console script ``td3x-sweep``: list, status, rerun, recheck, view, workspace."""
     args = build_parser().parse_args(argv)

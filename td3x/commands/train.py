@@ -29,15 +29,16 @@ from omegaconf.errors import OmegaConfBaseException
 
 from td3x import __version__
 from td3x.algo.envs import check_env
-from td3x.commands.common import VERSION_LINE, exit_with
+from td3x.commands.common import VERSION_LINE, exit_with, quiet_on_closed_pipe
 from td3x.commands.train_and_report import fail, remove_if_only_hydra_files, run_and_report
-from td3x.config.command_line import flag_problem, spaced_assignment_problem, sweep_problem
+from td3x.config.command_line import dir_override_as_typed, flag_problem, spaced_assignment_problem, sweep_problem
 from td3x.config.hydra import CONF_DIR, register_configs, to_typed, typed_task
 from td3x.config.messages import composition_problem
 from td3x.config.overrides import (
     composed_config,
     default_choices,
     group_options,
+    home_dir_problem,
     override_problems,
     overrides_in,
     run_choices,
@@ -225,7 +226,9 @@ def multirun_problems(arguments: list[str]) -> list[str]:
         f"job {number} ({job.run_dir}): {problem}" for number, job in enumerate(jobs) for problem in job.problems
     ]
     where = Path(os.path.commonpath([job.run_dir for job in jobs]))
-    unwritable = unwritable_dir_problem(where, f"{where} (the sweep's dir)")
+    unwritable = home_dir_problem("hydra.sweep.dir", where) or unwritable_dir_problem(
+        where, f"{where} (the sweep's dir)"
+    )
     problems += [unwritable] if unwritable else []
     message = launch_cost(jobs) if not problems else None
     if message:
@@ -251,7 +254,9 @@ def _checked_run(overrides: list[str]) -> tuple[DictConfig, TrainConfig, Path]:
         config = typed_task(task)
     except (HydraException, OmegaConfBaseException) as error:  # a syntax error, a missing group option
         raise ConfigError([composition_problem(error)]) from error
-    unwritable = unwritable_dir_problem(run_dir, f"{run_dir} (the run's dir)")
+    unwritable = home_dir_problem("hydra.run.dir", run_dir) or unwritable_dir_problem(
+        run_dir, f"{run_dir} (the run's dir)"
+    )
     problems = check_runtime(config) + ([unwritable] if unwritable else [])
     if problems:
         raise ConfigError(problems)
@@ -336,6 +341,19 @@ def usage_problem(arguments: list[str]) -> str | None:
     return f"{problem} (see td3x-train --help)" if problem else None
 
 
+def dirs_as_typed() -> list[str]:
+    """The command line with its run or sweep dir read as typed (:func:`~td3x.config.command_line.
+    dir_override_as_typed`: ``~`` expanded, quoted for Hydra where its grammar would refuse or split the path), also
+    in ``sys.argv``, which Hydra's own main reads; a ``~user`` of no user is refused in one line."""
+    try:
+        typed = [dir_override_as_typed(argument) for argument in sys.argv[1:]]
+    except ConfigError as error:
+        exit_with("config error", error.problems)
+    sys.argv[1:] = typed
+    return typed
+
+
+@quiet_on_closed_pipe
 def main() -> None:
     """Console script ``td3x-train``: Hydra's command line (overrides, ``-m`` for multirun), with td3x's own
     ``--help`` and ``--version``, and every override checked against the schema and ``conf/`` first: the text of
@@ -347,6 +365,7 @@ def main() -> None:
     if "--help" in arguments or "-h" in arguments:
         print(help_text())
         return
+    arguments = dirs_as_typed()
     usage = usage_problem(arguments)
     if usage:
         exit_with("td3x-train: error", [usage])

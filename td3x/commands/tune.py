@@ -14,16 +14,33 @@ from pathlib import Path
 import optuna
 from optuna.trial import TrialState
 
-from td3x.commands.common import HelpFormatter, OneLineParser, add_version_flag, exit_with, log_to
+from td3x.commands.common import (
+    HelpFormatter,
+    OneLineParser,
+    add_version_flag,
+    exit_with,
+    log_to,
+    quiet_on_closed_pipe,
+    user_path,
+)
 from td3x.config.command_line import looks_like_override
-from td3x.config.overrides import compose_checked
+from td3x.config.overrides import compose_checked, hydra_text
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import RunFileError, unwritable_dir_problem
 from td3x.training.loop import RunInterrupted
 from td3x.training.run import refuse_unrunnable
+from td3x.tuning.journal import repair_cut_record
 from td3x.tuning.scores import METRICS
 from td3x.tuning.space import SearchSpace, load_space, space_path, space_problems, space_record
-from td3x.tuning.study import LOCK_FILE, StudyRunner, StudySettings, finishing, fresh_evaluation, record_settings
+from td3x.tuning.study import (
+    JOURNAL_FILE,
+    LOCK_FILE,
+    StudyRunner,
+    StudySettings,
+    finishing,
+    fresh_evaluation,
+    record_settings,
+)
 from td3x.tuning.summary import SUMMARY_DIR, write_summary
 
 DEFAULT_PERCENTILE = 25.0  # the percentile pruner's kept top percent
@@ -70,7 +87,7 @@ def _path(text: str) -> Path:
         raise argparse.ArgumentTypeError(
             f"missing: {text} is an override, and the study's dir comes first: td3x-tune STUDY_DIR [OVERRIDE ...]"
         )
-    return Path(text)
+    return user_path(text)
 
 
 def _option_problems(args: argparse.Namespace, metrics: list[str]) -> list[str]:
@@ -135,7 +152,8 @@ def checked_study(args: argparse.Namespace) -> tuple[StudySettings, SearchSpace,
     config, the search space against the schema; then the study dir made and its settings recorded or compared."""
     overrides = list(args.overrides)
     if not any(line.lstrip("+").startswith("logging.group=") for line in overrides):
-        overrides.append(f"logging.group={args.study_dir.resolve().name}")  # one W&B group per study
+        # one W&B group per study; quoted: a study dir's name may hold what Hydra's grammar refuses bare (é, =, a comma)
+        overrides.append(f"logging.group={hydra_text(args.study_dir.resolve().name)}")
     problems = _option_problems(args, list(METRICS))
     try:
         base = _base_config(overrides)
@@ -190,6 +208,7 @@ def run_study(study_dir: Path, settings: StudySettings, space: SearchSpace, base
     return 0
 
 
+@quiet_on_closed_pipe
 def main(argv: list[str] | None = None) -> None:
     """Console script ``td3x-tune``: check everything, then run (or resume, or join) the study and sum it up."""
     args = _parser().parse_intermixed_args(argv)
@@ -198,6 +217,10 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as error:
         exit_with("config error", error.problems)
     log_to(args.study_dir / "tune.log")
+    try:  # a relaunch after a crash: a record the crash cut would corrupt the journal at Optuna's next write
+        repair_cut_record(args.study_dir / JOURNAL_FILE)
+    except RunFileError as error:
+        exit_with("td3x-tune", [str(error)])
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # td3x says one line per trial itself
     try:
         code = run_study(args.study_dir, settings, space, base)

@@ -1,10 +1,12 @@
 """How a command line is typed, before what it asks is checked: an unknown ``-flag`` and the option or override
 meant, an override with spaces around its ``=`` (the shell splits ``env = hopper`` into three words), values for a
-sweep without ``-m``, and an override where a command's path goes. One line each, naming what was typed."""
+sweep without ``-m``, and an override where a command's path goes. One line each, naming what was typed. A path
+reads as a shell reads it unquoted (a leading ``~`` is the home dir), and a dir override's path as typed."""
 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import shlex
 from collections.abc import Collection, Sequence
@@ -13,7 +15,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
 from td3x.config.messages import schema_keys, schema_nodes
-from td3x.config.overrides import group_options, overrides_in
+from td3x.config.overrides import DIR_KEYS, group_options, hydra_quoted, overrides_in
+from td3x.config.schema import ConfigError
 
 
 def spaced_assignment_problem(arguments: Sequence[str]) -> str | None:
@@ -115,3 +118,56 @@ def _key_named(flag: str) -> str | None:
     names |= {group: group for group in group_options()} | {key: key for key in names.values()}
     close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.8)
     return names[close[0]] if close else None
+
+
+def home_expanded(path: str) -> str:
+    """``path`` with a leading ``~`` (or ``~user``) made the home dir, as a shell does for an unquoted one: a quoted
+    ``~`` (``--out=~/r``, ``"~/runs"``) reaches td3x as it is, where Hydra would make a folder named ``~`` and pandas
+    would write in the home dir.
+
+    Raises:
+        ValueError: ``~user`` names no user on this machine (one line).
+    """
+    if not path.startswith("~"):
+        return path
+    expanded = os.path.expanduser(path)
+    if expanded.startswith("~"):
+        user = path.partition("/")[0]
+        raise ValueError(f"{path}: {user} is no user's home dir on this machine: write the dir's full path")
+    return expanded
+
+
+def dir_override_as_typed(argument: str) -> str:
+    """A ``hydra.run.dir`` or ``hydra.sweep.dir`` override (``+`` or ``++`` too) made one that Hydra reads as the path
+    typed, any other argument as it is: a leading ``~`` expanded (:func:`home_expanded`), and a path that Hydra's
+    grammar refuses bare (``=``, quotes, brackets, non-ASCII letters) or reads as a sweep (a comma) quoted for it.
+    A path is what a dir's value means, so neither reading has another use.
+
+    Raises:
+        ConfigError: ``~user`` names no user on this machine (one line, naming the key).
+    """
+    key, assigned, value = argument.partition("=")
+    if not assigned or key.lstrip("+") not in DIR_KEYS:
+        return argument
+    path, bare = _dir_path(argument, value)
+    if path is None:  # a list, a number, null: no path; td3x's checks or Hydra's name it
+        return argument
+    try:
+        expanded = home_expanded(path)
+    except ValueError as error:
+        raise ConfigError([f"{key}={error}"]) from error
+    return argument if bare and expanded == path else f"{key}={hydra_quoted(expanded)}"
+
+
+def _dir_path(argument: str, value: str) -> tuple[str | None, bool]:
+    """The path a dir override names, and whether Hydra reads its value bare as that path: Hydra's reading where it
+    is one string, else the value as typed (Hydra cannot parse it, or reads a sweep); None for another kind of
+    value (a list, a number)."""
+    try:
+        override = OverridesParser.create().parse_override(argument)
+    except HydraException:
+        return value, False
+    if override.is_sweep_override():
+        return value, False
+    parsed = override.value()
+    return (parsed, parsed == value) if isinstance(parsed, str) else (None, False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,7 @@ def override_problems(arguments: list[str]) -> list[str]:
     for override in parsed:
         key = override.key_or_group
         if key in DIR_KEYS and not override.is_sweep_override():
-            problems += dir_problems(key, str(override.input_line).partition("=")[2])
+            problems += dir_problems(key, _dir_text(override))
         if override.is_hydra_override() or "/" in key or (override.is_delete() and key.startswith(FREE_FORM)):
             continue  # Hydra's own settings and launcher choices: Hydra checks them; env kwargs are free-form
         if override.is_delete():  # every key has a default and every group an option: ~seed would leave a hole
@@ -108,6 +109,27 @@ def override_problems(arguments: list[str]) -> list[str]:
         elif key in keys:
             problems += _type_problems(override)
     return problems
+
+
+def hydra_quoted(text: str) -> str:
+    """``text`` as a quoted value of a Hydra override, which Hydra reads back as ``text`` whatever it holds (spaces,
+    ``=``, a comma, quotes, brackets, non-ASCII letters: bare, Hydra's grammar refuses them or reads a sweep). Hydra
+    1.3 escapes a quote, and only the backslashes right before a quote or at the end."""
+    escaped = re.sub(r"(\\*)(?='|$)", lambda run: run.group(1) * 2, text).replace("'", "\\'")
+    return f"'{escaped}'"
+
+
+def hydra_text(text: str) -> str:
+    """``text`` as the value of an override that Hydra reads as this text: bare where Hydra's grammar takes it bare
+    (as td3x always wrote it: a relaunch compares its overrides with the ones recorded), :func:`hydra_quoted` where
+    Hydra would refuse it or read a sweep, a list or a mapping."""
+    try:
+        value = OverridesParser.create().parse_override(f"key={text}")
+    except HydraException:
+        return hydra_quoted(text)
+    read = None if value.is_sweep_override() else value.value()
+    bare = isinstance(read, int | float | bool) or read is None or read == text  # a number stays one, as before
+    return text if bare and not value.is_sweep_override() else hydra_quoted(text)
 
 
 def overrides_in(arguments: Sequence[str]) -> list[str]:
@@ -177,6 +199,23 @@ def dir_problems(key: str, value: str) -> list[str]:
         return []
     where = "is" if blocking == path else f"lies below {blocking}, which is"
     return [f"{key}={value} {where} a file, not a directory: name a dir (it is created if missing)"]
+
+
+def home_dir_problem(key: str, path: Path) -> str | None:
+    """One line when a dir Hydra would create starts with ``~`` once composed (a config file's value: the command
+    line's is expanded first): Hydra does not expand it, and would make a folder named ``~`` in the working dir."""
+    if not str(path).startswith("~"):
+        return None
+    return (
+        f"{key}={path} starts with ~, which Hydra does not expand (it would make a folder named ~ here): write the "
+        "home dir's path, or ${oc.env:HOME} in a config file"
+    )
+
+
+def _dir_text(override: Override) -> str:
+    """A dir override's path as Hydra reads it (a quoted one without its quotes), else its value as typed."""
+    value = override.value()
+    return value if isinstance(value, str) else str(override.input_line).partition("=")[2]
 
 
 def _type_problems(override: Override) -> list[str]:

@@ -21,6 +21,7 @@ import yaml
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from td3x.config.overrides import hydra_quoted
 from td3x.rundir.layout import SWEEP_FILE, RunFileError, read_yaml_mapping
 
 LAUNCHES_DIR = "launches"
@@ -137,5 +138,4 @@ def cwd_problem(record: Path, launch: Launch) -> str | None:
 
 def sweep_dir_override(sweep_dir: Path) -> str:
     """``hydra.sweep.dir=<sweep_dir>``, quoted for Hydra's override parser (a comma would make it a sweep)."""
-    escaped = str(sweep_dir.resolve()).replace("\\", "\\\\").replace("'", "\\'")
-    return f"{SWEEP_DIR_KEY}='{escaped}'"
+    return f"{SWEEP_DIR_KEY}={hydra_quoted(str(sweep_dir.resolve()))}"

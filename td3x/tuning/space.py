@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,7 @@ def override_value(value: Any) -> str:
 def space_path(search: str) -> Path:
     """``search``: an option of ``conf/search/`` (``td3_core``) or a path to a YAML file."""
     if search.endswith((".yaml", ".yml")) or "/" in search:
-        return Path(search)
+        return Path(os.path.expanduser(search))  # ~ as every td3x path reads it: the home dir
     return CONF_DIR / SEARCH_GROUP / f"{search}.yaml"
 
 
