@@ -2,10 +2,11 @@
 that quote them.
 
 No number there is typed by hand: ``td3x-report docs/results/runs --out docs/results/report --plotly none
---coverage docs/results/aggregate_coverage.csv --preregistration docs/results/preregistration.yaml`` made the
-report from the committed run files, the committed coverage table of scripts/aggregate_coverage.py and the
-pre-registration (and the same for ``docs/results/seed_study``), this test makes
-each again and compares every table byte for byte, and every table on a results page must be a table of its report.
+--coverage docs/results/aggregate_coverage.csv`` with the peer bounds the pre-registration fixed (``PUBLISHED`` has
+each report's command) made the report from the committed run files and the committed coverage table of
+scripts/aggregate_coverage.py (and the same for ``docs/results/seed_study`` and each registered study, with its
+registration file), this test makes each again and compares every table byte for byte, and every table on a
+results page must be a table of its report.
 """
 
 from __future__ import annotations
@@ -20,11 +21,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from td3x.analysis.registered import registered_tests
-from td3x.analysis.registration import read_registration
+from td3x.analysis.comparisons.schema import read_registration
+from td3x.analysis.comparisons.sides import Found, find_side_runs
 from td3x.analysis.runs import Run, find_runs
-from td3x.analysis.seed_study_registered import judge_registered
-from td3x.analysis.stalled_registered import judge_stalled
 from td3x.commands.report import main as report_main
 from td3x.rundir.layout import is_timing_column
 
@@ -35,23 +34,21 @@ assert _GLANCE is not None and _GLANCE.loader is not None
 glance = importlib.util.module_from_spec(_GLANCE)
 _GLANCE.loader.exec_module(glance)  # docs/results/glance.py: the results page's glance table
 RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
-COVERAGE = [  # the aggregates' measured coverage; the pre-registration's bounds and the seed study's post-hoc power
-    "--coverage",
-    "docs/results/aggregate_coverage.csv",
-    "--preregistration",
-    "docs/results/preregistration.yaml",
+COVERAGE = ["--coverage", "docs/results/aggregate_coverage.csv"]  # the aggregates' measured coverage
+# the peer tests' bounds the pre-registration fixed (its peer.computed.<env>.bound), and its post-hoc rule elsewhere
+PEER_BOUNDS = [
+    *("--peer-bound", "HalfCheetah-v5=645", "--peer-bound", "Hopper-v5=88", "--peer-bound", "Walker2d-v5=91"),
+    *("--peer-bound-of", "ours"),
 ]
 
 
-def report_command(runs: str, report: str, registration: str | None = None) -> list[str]:
+def report_command(runs: str, report: str, *options: str) -> list[str]:
     """td3x-report's command line (from the repository root) that makes a published report from its runs: a
-    registered study's with its registration file (docs: Registered comparisons)."""
-    if registration is None:
-        return [runs, "--out", report, "--plotly", "none", *COVERAGE]
-    return [runs, "--out", report, "--plotly", "none", *COVERAGE[:2], "--registration", registration]
+    registered study's with ``--registration`` and its file (docs: Registered comparisons)."""
+    return [runs, "--out", report, "--plotly", "none", *COVERAGE, *options]
 
 
-REPORT_COMMAND = report_command("docs/results/runs", "docs/results/report")
+REPORT_COMMAND = report_command("docs/results/runs", "docs/results/report", *PEER_BOUNDS)
 RUN_FILES = {"config.yaml", "eval.csv", "summary.json", "metrics.jsonl", "provenance.json"}
 # the seed study (+experiment=seed_study env=hopper agent=td3_paper run.total_steps=15000): its own runs, report, page
 STUDY = RESULTS / "seed_study"
@@ -61,12 +58,14 @@ STUDY_COMMAND = report_command("docs/results/seed_study/runs", "docs/results/see
 REGISTERED_STUDY = RESULTS / "seed_study_registered"
 REGISTERED_STUDY_COMMAND = report_command(
     "docs/results/seed_study_registered/runs", "docs/results/seed_study_registered/report",
+    "--registration",
     "docs/results/seed_study_registered/registration.yaml",
 )
 # the registered peer comparison (docs/results/preregistration.yaml, peer): each side's complete runs, their report
 REGISTERED_PEER = RESULTS / "peer_registered"
 REGISTERED_PEER_COMMAND = report_command(
     "docs/results/peer_registered/runs", "docs/results/peer_registered/report",
+    "--registration",
     "docs/results/peer_registered/registration.yaml",
 )
 # the stalled-actors amendments (docs/results/preregistration.yaml, stalled_actors and its control): their runs, report
@@ -74,12 +73,16 @@ STALLED = RESULTS / "stalled_actors"
 STALLED_COMMAND = report_command(
     "docs/results/stalled_actors/runs",
     "docs/results/stalled_actors/report",
+    "--registration",
     "docs/results/stalled_actors/registration.yaml",
 )
 # the paper's horizon (docs/results/preregistration.yaml, paper_horizon): five 1M-step HalfCheetah-v5 runs, report
 HORIZON = RESULTS / "horizon"
 HORIZON_COMMAND = report_command(
-    "docs/results/horizon/runs", "docs/results/horizon/report", "docs/results/horizon/registration.yaml"
+    "docs/results/horizon/runs",
+    "docs/results/horizon/report",
+    "--registration",
+    "docs/results/horizon/registration.yaml",
 )
 STUDY_STEPS, STUDY_N = 15_000, 5
 SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # conditions that vary one source
@@ -271,7 +274,15 @@ def test_committed_provenance_says_which_cpu_capability_it_ran_on_or_that_it_was
         assert "cpu_capability" in provenance and "cpu_flags" in provenance, run_dir
 
 
-REGISTRATION = RESULTS / "preregistration.yaml"
+REGISTRATION = RESULTS / "preregistration.yaml"  # the pre-registration the registered studies re-express
+# each registered study's folder: its registration.yaml (the pre-registration's sections, re-expressed) and runs
+REGISTERED = {"peer": REGISTERED_PEER, "study": REGISTERED_STUDY, "stalled": STALLED, "horizon": HORIZON}
+# the pre-registration's amendments (sections added later, holding an ``amendment`` key): their new runs' sides
+AMENDMENTS = {
+    "bf16_fp32_tanh": ("peer", "bf16 (fp32 tanh) Walker2d"),
+    "stalled_actors": ("stalled", "weights 3300"),
+    "stalled_actors_control": ("stalled", "weights 3200 (control)"),
+}
 
 
 def git(*args: str) -> subprocess.CompletedProcess[str]:
@@ -290,16 +301,16 @@ def registration_commit() -> str | None:
     return added[-1] if added and git("rev-parse", "--is-shallow-repository").stdout.strip() == "false" else None
 
 
+def sides_found(study: str, runs: list[Run] | None = None) -> dict[str, Found]:
+    """Each runs side of a registered study's file, its runs found among ``runs`` (default: the study's runs/)."""
+    registration = read_registration(REGISTERED[study] / "registration.yaml")
+    found = find_runs([REGISTERED[study] / "runs"]) if runs is None else runs
+    return {name: find_side_runs(side.runs, found) for name, side in registration.sides.items() if side.runs}
+
+
 def judged_runs() -> list[Run]:
-    """Every committed run the pre-registration judges: its comparisons' runs (both sides) and its seed study's."""
-    runs, registration = find_runs([RESULTS]), read_registration(REGISTRATION)
-    judged = [
-        run for test in registered_tests(registration, runs) for side in (test.ours, test.other) for run in side.runs
-    ]
-    study = judge_registered(runs, registration)
-    amendments = judge_stalled(runs, registration)
-    judged += [run for condition in study.conditions.values() for run in condition.found] if study else []
-    return judged + ([run for arm in amendments.arms.values() for run in arm.found] if amendments else [])
+    """Every committed run a registered study judges: each runs side's complete runs."""
+    return [run for study in REGISTERED for side in sides_found(study).values() for run in side.complete]
 
 
 def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_the_one_that_added_it() -> None:
@@ -307,7 +318,9 @@ def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_
     if added is None:
         pytest.skip("needs the repository's full git history")
     assert descends(added, added) and not descends(f"{added}~1", added)  # the check rejects the commit before it
-    for run in judged_runs():
+    judged = judged_runs()
+    assert len(judged) >= 100  # every study's runs, not an empty selection
+    for run in judged:
         for sitting in run.sittings:  # each sitting of a resumed run, too
             commit = sitting.get("git_commit")
             assert commit and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
@@ -315,24 +328,18 @@ def test_every_run_the_pre_registration_judges_records_a_commit_descending_from_
 
 def test_an_amendment_s_runs_record_a_commit_descending_from_the_one_that_added_it() -> None:
     """A section added later (it holds an ``amendment`` key) judges only runs of code from its own commit on."""
-    registration = read_registration(REGISTRATION)
-    amendments = [
-        name for name, section in registration.data.items() if isinstance(section, dict) and "amendment" in section
-    ]
-    assert amendments == ["bf16_fp32_tanh", "stalled_actors", "stalled_actors_control"]
+    sections = yaml.safe_load(REGISTRATION.read_text())
+    amendments = [name for name, section in sections.items() if isinstance(section, dict) and "amendment" in section]
+    assert amendments == list(AMENDMENTS)
     if registration_commit() is None:
         pytest.skip("needs the repository's full git history")
-    runs = find_runs([RESULTS])
-    # each amendment's new runs (a registered comparison's: our side; the other side is an earlier comparison's)
-    new_runs = {test.design.section: list(test.ours.runs) for test in registered_tests(registration, runs)}
-    stalled = judge_stalled(runs, registration)
-    new_runs |= {name: arm.found for name, arm in stalled.arms.items()} if stalled else {}
-    assert {name for name in amendments if new_runs.get(name)} >= {"bf16_fp32_tanh", "stalled_actors"}
+    new_runs = {section: sides_found(study)[side].complete for section, (study, side) in AMENDMENTS.items()}
+    assert {name for name in amendments if new_runs[name]} >= {"bf16_fp32_tanh", "stalled_actors"}
     for section in amendments:
         log = git("log", "--format=%H", f"-G^{section}:", "--", REGISTRATION.name).stdout.split()
         added = log[-1]  # the oldest commit that touched the section's first line: the one adding it
         assert not descends(f"{added}~1", added)
-        for run in new_runs.get(section, []):
+        for run in new_runs[section]:
             for sitting in run.sittings:
                 commit = sitting.get("git_commit")
                 assert commit and descends(commit, added), f"{run.path}: {commit} does not descend from {added}"
@@ -349,12 +356,7 @@ def test_the_registered_peer_runs_are_committed_complete_with_their_files_only_a
     runs/, which the report reads, and for waiting/, where a side's runs wait until all of them are in."""
     runs = find_runs([REGISTERED_PEER / "runs", *waiting_dirs()])
     assert len(runs) >= 10
-    judged = {
-        run.path
-        for test in registered_tests(read_registration(REGISTRATION), runs)
-        for side in (test.ours, test.other)
-        for run in side.complete
-    }
+    judged = {run.path for side in sides_found("peer", runs).values() for run in side.complete}
     for run in runs:
         assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path  # no checkpoint, no wandb dir
         assert run.problem is None and run.summary is not None and run.summary["steps"] == STEPS, run.path
@@ -365,9 +367,7 @@ def test_the_stalled_actors_runs_are_committed_complete_with_their_files_only_an
     """Every run under stalled_actors/ is complete, holds the five small files and is a complete run of one of the
     two amendments (its seeds and config the registered ones), on one CPU capability."""
     runs = find_runs([STALLED / "runs"])
-    judgement = judge_stalled(runs, read_registration(REGISTRATION))
-    assert judgement is not None
-    judged = {run.path for arm in judgement.arms.values() for run in arm.complete}
+    judged = {run.path for side in sides_found("stalled", runs).values() for run in side.complete}
     for run in runs:
         assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path
         assert run.path in judged, f"{run.path} is no complete run of a stalled-actors amendment"
@@ -378,14 +378,10 @@ def test_the_horizon_runs_are_the_registered_five_complete_with_their_files_only
     """docs/results/horizon holds the paper_horizon comparison's runs and nothing else: seeds 4000-4004, each complete
     at 1M env steps with the five small files, on one CPU capability, all five in the registered test."""
     runs = find_runs([HORIZON / "runs"])
-    (test,) = [
-        test
-        for test in registered_tests(read_registration(REGISTRATION), runs)
-        if test.design.section == "paper_horizon"
-    ]
-    assert test.status == "complete"
-    assert sorted(run.seed for run in test.ours.complete) == [4000, 4001, 4002, 4003, 4004]
-    assert {run.path for run in runs} == {run.path for run in test.ours.complete}
+    (side,) = sides_found("horizon", runs).values()
+    assert side.is_complete
+    assert sorted(run.seed for run in side.complete) == [4000, 4001, 4002, 4003, 4004]
+    assert {run.path for run in runs} == {run.path for run in side.complete}
     for run in runs:
         assert {file.name for file in run.path.iterdir()} == RUN_FILES, run.path  # no checkpoint, no buffer
         assert run.summary is not None and run.summary["steps"] == 1_000_000, run.path
@@ -398,14 +394,12 @@ def test_a_side_is_read_only_once_complete_and_waits_until_then() -> None:
     waiting = find_runs(waiting_dirs()) if waiting_dirs() else []
     waiting_paths = {run.path for run in waiting}
     runs = [*find_runs([REGISTERED_PEER / "runs"]), *waiting]
-    for test in registered_tests(read_registration(REGISTRATION), runs):
-        for side in (test.ours, test.other):
-            paths = {run.path for run in side.complete}
-            where = f"{test.design.section} {test.design.env_id} {side.label}"
-            if side.missing:
-                assert paths <= waiting_paths, f"{where}: seeds {side.missing} missing, yet runs are read"
-            else:
-                assert not paths & waiting_paths, f"{where}: complete, yet runs wait"
+    for name, side in sides_found("peer", runs).items():
+        paths = {run.path for run in side.complete}
+        if side.is_complete:
+            assert not paths & waiting_paths, f"{name}: complete, yet runs wait"
+        else:
+            assert paths <= waiting_paths, f"{name}: {side.problems}, yet runs are read"
 
 
 def test_the_seed_study_is_committed_complete_each_condition_varying_its_source_only() -> None:

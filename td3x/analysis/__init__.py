@@ -13,10 +13,9 @@ and 1, return at a step, area under the curve, learning curves, the cells and ru
 Below the sections: ``runs`` (find and load run dirs), ``cells`` (group runs into rows × envs, flag what is not
 averaged), ``cell_stats`` (one cell's numbers), ``metrics`` (the paper's metrics and rliable's statistics),
 ``two_sample`` (Welch, the exact permutation test, Holm, and the comparison of two spreads), ``equivalence``
-(TOST at a bound, where the bound comes from, the MDD), ``power`` (the power arithmetic, shared with
-scripts/preregistration_power.py), ``paper`` (the published numbers and
-curves), ``tables`` (cell text and marks, display grids, Markdown/CSV/LaTeX), ``plots`` (drawing, and a report's
-figures) and ``wandb_export``.
+(TOST at a bound, where the bound comes from, the MDD), ``power`` (the power arithmetic), ``paper`` (the
+published numbers and curves), ``comparisons`` (registration files: their plan and verdicts), ``tables`` (cell text
+and marks, display grids, Markdown/CSV/LaTeX), ``plots`` (drawing, and a report's figures) and ``wandb_export``.
 """
 
 from td3x.analysis.report import Report, Settings, build_report, write_report

@@ -8,9 +8,10 @@ can mark it: nothing is averaged or dropped silently.
 Runs of the same ``paper_row`` and env whose configs differ in a key that changes results (e.g. a sweep over
 ``agent.tau``) are different experiments: they become separate rows, labelled by the differing keys.
 
-A pre-registration (``td3x-report --preregistration``) says more about the runs it registers (``Registered``):
-the seeds each side was registered with are the seeds its cell expects (not every seed found on the env), and an
-amendment's runs, of another section's config but new code, get a row of their own, named by the amendment.
+A registration file (``td3x-report --registration``) says more about the runs it registers (``Registered``): the
+seeds each side was registered with are the seeds its cell expects (not every seed found on the env), and a side's
+runs that would share a cell with another side's (the same config, other code) get a row of their own, named by
+the side.
 """
 
 from __future__ import annotations
@@ -96,12 +97,12 @@ class Grid:
 
 @dataclass(frozen=True)
 class Registered:
-    """What a pre-registration fixes about one of its runs, for the general tables.
+    """What a registration fixes about one of its runs, for the general tables.
 
     Attributes:
         seeds: the registered seeds of the run's side (of every side it is in): the seeds its cell expects.
-        arm: the amendment whose run it is (:attr:`td3x.analysis.registered_design.Design.arm`): its row's name
-            ends in it, as the run's config is another row's; None for the other registered runs.
+        arm: the side whose run it is, where another side's runs share its cell: its row's name ends in it;
+            None for the other registered runs.
     """
 
     seeds: frozenset[int]
@@ -181,7 +182,7 @@ def make_grid(runs: list[Run], registered: Mapping[Path, Registered] | None = No
 
     Args:
         runs: every run found, complete or not.
-        registered: what a pre-registration fixes about the runs it registers, by run dir (none without one).
+        registered: what a registration file fixes about the runs it registers, by run dir (none without one).
     """
     registered = registered or {}
     arms = {path: facts.arm for path, facts in registered.items() if facts.arm is not None}
@@ -207,13 +208,13 @@ def make_grid(runs: list[Run], registered: Mapping[Path, Registered] | None = No
 
 def expected_seeds(runs: list[Run], env_seeds: set[int], registered: Mapping[Path, Registered]) -> set[int]:
     """The seeds a cell should have: its registered runs' registered seeds, and, where it has runs no
-    pre-registration registers, the seeds of every such run on its env; but only its own for a seed study's
+    registration registers, the seeds of every such run on its env; but only its own for a seed study's
     one-seed conditions (``evaluation`` and the repeats train one seed, ``run.num_seeds=1``, by design).
 
     Args:
         runs: the cell's runs.
         env_seeds: the seeds of every unregistered run on the cell's env.
-        registered: what a pre-registration fixes about the runs it registers, by run dir.
+        registered: what a registration file fixes about the runs it registers, by run dir.
     """
     one_seed_study = all(
         (run.config.get("choices") or {}).get(STUDY_GROUP) is not None and run.num_seeds == 1 for run in runs

@@ -1,12 +1,11 @@
-"""Equivalence at a bound, for the fidelity and peer sections: where each cell's bound comes from (a
-pre-registration file, else a rule stated as post hoc), TOST at that bound with its 90% Welch interval, the minimum
-detectable difference (MDD) of the difference test beside it, and the display and CSV columns both sections share.
+"""Equivalence at a bound, for the fidelity and peer sections: where each cell's bound comes from (a rule stated as
+post hoc, or a bound given per env), TOST at that bound with its 90% Welch interval, the minimum detectable
+difference (MDD) of the difference test beside it, and the display and CSV columns both sections share.
 
-- **The bound** (return units): with a pre-registration file (``docs/results/preregistration.yaml``), the bound it
-  registers for a peer env (``peer.computed.<env>.bound``); for any other cell the file's post-hoc rule,
-  ``peer.bound_fraction`` (0.2) times the authors' mean (fidelity) or td3x's mean (peer), as its ``post_hoc``
-  section computes power. Without a file, ``DEFAULT_FRACTION`` × the reference's mean. Every bound not registered,
-  and every test over runs the file does not register, is post hoc, and the tables say so.
+- **The bound** (return units): ``DEFAULT_FRACTION`` (0.2) × the reference's mean: the authors' (fidelity), the
+  peer's (peer) or, with ``td3x-report --peer-bound-of ours``, the compared row's. A peer env given a bound
+  (``--peer-bound ENV=BOUND``, one fixed before the runs, say by a registration) takes it instead on every row. The
+  tests here are all post hoc, and the tables say so: a registered comparison is judged by ``--registration``.
 - **TOST**: two one-sided Welch tests of H0: difference ≤ −bound and H0: difference ≥ +bound, each at α; the TOST p
   is the larger one-sided p; equivalently, the 90% Welch interval lies inside (−bound, +bound). Equivalence is
   claimed only where the (Holm-adjusted) TOST p is below α; a non-rejection of the difference test never is.
@@ -18,19 +17,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 from scipy import stats
 
 from td3x.analysis.power import mdd
-from td3x.analysis.registration import REGISTERED_PEER_FIRST_SEED, read_registration
 from td3x.analysis.tables import number, p_text
 from td3x.analysis.two_sample import ALPHA, MAX_LISTED, Permutation, Welch
 
 POWER = 0.8  # the power of every MDD
-DEFAULT_FRACTION = 0.2  # the bound without a pre-registration file: 0.2 × the reference's mean
+DEFAULT_FRACTION = 0.2  # the post-hoc bound: 0.2 × the reference's mean
+PEER_MEANS = {"peer": "the peer's", "ours": "td3x's"}  # whose mean a post-hoc peer bound is a share of, as named
 EQUIVALENT, NOT_SHOWN = "equivalent within ±{bound}", "equivalence not shown"
 
 
@@ -39,97 +36,45 @@ class BoundRule:
     """Where the bounds come from.
 
     Attributes:
-        fraction: the bound as a share of the reference's mean, where none is registered.
-        registered: per peer env, the bound the file registers (return units).
-        registered_seeds: per peer env, the registered (td3x, SB3) seed counts; runs with these seeds are the
-            registered test runs.
-        source: the file's path ('' without a file: the default rule).
+        fraction: the post-hoc bound as a share of the reference's mean.
+        given: per peer env, a bound in return units (``--peer-bound``), used on every row of the env.
+        peer_of: whose mean the post-hoc peer bound is a share of, a key of ``PEER_MEANS``.
     """
 
     fraction: float = DEFAULT_FRACTION
-    registered: tuple[tuple[str, float], ...] = ()
-    registered_seeds: tuple[tuple[str, int, int], ...] = ()
-    source: str = ""
+    given: tuple[tuple[str, float], ...] = ()
+    peer_of: str = "peer"
 
 
 @dataclass(frozen=True)
 class Bound:
-    """One cell's equivalence bound: its value (return units), where it comes from, and whether the test at it is
-    the registered one."""
+    """One cell's equivalence bound: its value (return units) and where it comes from."""
 
     value: float
     origin: str
-    registered_test: bool = False
 
 
-def load_rule(path: Path) -> BoundRule:
-    """The bound rule of a pre-registration file.
-
-    Raises:
-        PreregistrationError: the file cannot be read (``registration.read_registration``), or its peer section
-            lacks ``bound_fraction`` or a numeric ``computed.<env>.bound``.
-    """
-    registration = read_registration(path)
-    registration.mapping("peer")
-    fraction: Any = registration.value("peer.bound_fraction")
-    if not _is_number(fraction) or not 0 < fraction < 1:
-        raise registration.problem("peer.bound_fraction must be a number in (0, 1)")
-    computed = registration.data["peer"].get("computed") or {}
-    if not isinstance(computed, dict):
-        raise registration.problem("peer.computed must map envs to their numbers")
-    bad = [
-        env for env, numbers in computed.items() if not isinstance(numbers, dict) or not _positive(numbers.get("bound"))
-    ]
-    if bad:
-        raise registration.problem(f"peer.computed.{bad[0]}.bound must be a number > 0")
-    seeds = tuple(
-        (str(env_id), numbers["n_td3x"], numbers["n_sb3"])
-        for env_id, numbers in computed.items()
-        if isinstance(numbers.get("n_td3x"), int) and isinstance(numbers.get("n_sb3"), int)
-    )
-    bounds = tuple((str(env_id), float(numbers["bound"])) for env_id, numbers in computed.items())
-    return BoundRule(float(fraction), bounds, seeds, str(path))
-
-
-def _positive(value: Any) -> bool:
-    return _is_number(value) and value > 0
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def post_hoc_bound(rule: BoundRule, reference_mean: float, whose: str) -> Bound:
-    """``fraction`` × |the reference's mean|, a post-hoc bound (``whose``: "the authors'", "td3x's", ...)."""
-    rule_name = "the file's post_hoc rule" if rule.source else "the default rule"
-    origin = f"post hoc: {rule.fraction:g} × {whose} mean ({rule_name})"
+def post_hoc_bound(rule: BoundRule, reference_mean: float, whose: str, chosen_by: str = "the default rule") -> Bound:
+    """``fraction`` × |the reference's mean|, a post-hoc bound (``whose``: "the authors'", "td3x's", ...;
+    ``chosen_by``: what chose that reference, for the origin's text)."""
+    origin = f"post hoc: {rule.fraction:g} × {whose} mean ({chosen_by})"
     return Bound(rule.fraction * abs(reference_mean), origin)
 
 
-def peer_bound(
-    rule: BoundRule, env_id: str, seeds: list[int], peer_seeds: list[int], means: tuple[float, float]
-) -> Bound:
-    """A peer cell's bound: the registered one where the file has the env, else post hoc (0.2 × td3x's mean with
-    a file, 0.2 × the peer's mean without); the test is registered only over the registered seeds.
+def peer_bound(rule: BoundRule, env_id: str, means: tuple[float, float]) -> Bound:
+    """A peer cell's bound: the one given for the env, else post hoc on the mean ``rule.peer_of`` names.
 
     Args:
         rule: the bound rule.
         env_id: the env.
-        seeds: td3x's seeds in the cell.
-        peer_seeds: the peer's seeds.
         means: td3x's and the peer's means of the statistic.
     """
-    registered = dict(rule.registered)
-    if env_id not in registered:
-        return post_hoc_bound(rule, means[0], "td3x's") if rule.source else post_hoc_bound(rule, means[1], "the peer's")
-    counts = {env: (n, m) for env, n, m in rule.registered_seeds}.get(env_id)
-    first = REGISTERED_PEER_FIRST_SEED
-    test_registered = counts is not None and (seeds, peer_seeds) == (
-        list(range(first, first + counts[0])),
-        list(range(first, first + counts[1])),
-    )
-    runs = "registered runs" if test_registered else "runs not registered: post hoc test"
-    return Bound(registered[env_id], f"registered (peer.computed.{env_id}.bound); {runs}", test_registered)
+    given = dict(rule.given)
+    if env_id in given:  # the test over these runs is still post hoc: only the bound was fixed elsewhere
+        return Bound(given[env_id], f"given: --peer-bound {env_id}={given[env_id]:g}; post hoc test")
+    if rule.peer_of == "ours":
+        return post_hoc_bound(rule, means[0], PEER_MEANS["ours"], "--peer-bound-of ours")
+    return post_hoc_bound(rule, means[1], PEER_MEANS["peer"])
 
 
 @dataclass(frozen=True)
@@ -268,7 +213,7 @@ def columns_text(reference: str, mdd_design: str) -> str:
     return (
         f"*ours − {reference} [95% CI]*: the difference of means with its 95% Welch interval. *bound ±*: the "
         "equivalence bound in return units, and *bound from* where it comes from, a numbered mark whose note "
-        "follows the first table that uses it (a bound not in the pre-registration is post hoc). *90% CI [inside "
+        "follows the first table that uses it (a bound not given to td3x-report is post hoc). *90% CI [inside "
         "±bound?]*: the 90% Welch interval of the difference and "
         "whether it lies inside (−bound, +bound). *TOST p*: two one-sided Welch tests at the bound, the larger "
         "one-sided p (below α exactly when the 90% interval lies inside), *Holm TOST p* the same Holm-adjusted "

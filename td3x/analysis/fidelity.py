@@ -4,8 +4,8 @@ equivalent to them within a bound?
 The authors' curves (``td3x/data/sfujim_learning_curves``) are 10 seeds of TD3 on gym ``-v1`` MuJoCo tasks,
 evaluated every 5000 env steps. Every row of the report (TD3, and any other row: a control) on an env with those
 curves is compared with them over the steps both evaluated, 0..T, T the last of them. Every test here is post hoc:
-no pre-registration registers a test against the authors' curves (for the published runs in docs/results, the
-Welch test was chosen after 21 of them were committed).
+a test against the authors' curves fixed before the runs is a registration file's (an ``authors_curves`` side),
+judged by ``td3x-report --registration``.
 
 - **The primary statistic**: each seed's mean return over the evaluations 5k..T (every shared step after 0),
   against the same statistic of the authors' 10 seeds. Welch's two-sample t-test at α = 0.05, Holm-adjusted per

@@ -173,9 +173,10 @@ def markdown(results: list[Fidelity], notes: tables.Notes) -> str:
         "rows, and any other row for contrast (a control expected to differ from TD3; whether it can be told apart "
         "depends on the horizon and the seeds, and the paper shows its gaps at 1M steps). A difference may be the "
         "task's (v5 against v1) as much as the code's.\n\n"
-        "**The tests, all post hoc**: no pre-registration registers a test against the authors' curves, so every "
-        f"test in this section is post hoc. The primary statistic is each seed's {STATISTICS[PRIMARY]} (every shared "
-        "evaluation after step 0), against the same statistic of the authors' 10 seeds. *Welch p* is Welch's "
+        "**The tests, all post hoc**: a test fixed before the runs is a registration file's (`--registration`), so "
+        "every test in this section is post hoc. The primary statistic is each seed's "
+        f"{STATISTICS[PRIMARY]} (every shared evaluation after step 0), against the same statistic of the authors' "
+        "10 seeds. *Welch p* is Welch's "
         f"two-sample t-test of a difference at α = {alpha}; per row its envs' p-values are Holm-adjusted (*Holm p*), "
         f"and the *outcome* is that the row differs from the authors on an env when its Holm p is below {alpha}; "
         '"no difference detected" is not sameness. '

@@ -1,4 +1,4 @@
-"""Reading a file the user names on ``td3x-report``'s command line (a registration, a pre-registration, a coverage
+"""Reading a file the user names on ``td3x-report``'s command line (a registration file, a coverage
 table): what can be wrong with it before its format is checked (a folder, no permission, a binary file, no text at
 all) as one line, and its text whatever byte-order mark it starts with (Windows editors and PowerShell's ``>`` save
 UTF-16 with one, others UTF-8 with one), so that a valid file is never refused for its encoding.

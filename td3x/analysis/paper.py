@@ -98,18 +98,3 @@ def authors_steps(n_evaluations: int) -> np.ndarray:
     """The env steps of the authors' evaluations 0..n-1 (0, 5000, ..., 1M for their 201 entries)."""
     return AUTHORS_EVAL_EVERY * np.arange(n_evaluations)
 
-
-def authors_statistic(env_id: str, first: int, last: int) -> np.ndarray | None:
-    """The authors' seeds' mean return over their evaluations at env steps ``first`` .. ``last`` (both included),
-    one value per seed (the paper's Table 2 statistic over 955000..1000000), or None without their curves.
-
-    Args:
-        env_id: a Gymnasium id; matched to the paper's task by name.
-        first: the first env step averaged.
-        last: the last.
-    """
-    curves = authors_curves(env_id)
-    if curves is None:
-        return None
-    steps = authors_steps(curves.shape[1])
-    return np.asarray(curves[:, (steps >= first) & (steps <= last)].mean(axis=1))

@@ -3,9 +3,9 @@
 Where the folder holds the peer row (``SB3 TD3``: Stable-Baselines3's TD3 under the same protocol,
 ``scripts/sb3_reference.py``), every TD3 row on that env (another algorithm, AHE say, would differ for its own
 reasons) is compared with it on the fidelity section's primary statistic: Welch's test, Holm-adjusted per row; TOST
-at a bound (the pre-registration's for an env it registers, else post hoc: ``equivalence``), its TOST p
-Holm-adjusted per row, the MDD at the two sides' SDs, and the exact permutation test of the pooled seeds. Tests over
-runs the pre-registration does not register are post hoc.
+at a bound (one given for the env, else post hoc: ``equivalence``), its TOST p Holm-adjusted per row, the MDD at the
+two sides' SDs, and the exact permutation test of the pooled seeds. Every test here is post hoc: a registered
+comparison is judged by ``td3x-report --registration``.
 Against the authors a difference may be the task's (v5 against v1) or the code's; against the peer, on the same v5
 task, it is the code's (or the implementation's choices). Here are the section's numbers, tables and Markdown; it is
 printed as the last part of the fidelity section.
@@ -96,7 +96,7 @@ def peer_comparisons(
 def _against(ours: Fidelity, peer: Fidelity, rule: BoundRule, statistic: str) -> PeerComparison:
     x, y = ours.comparisons[statistic].ours, peer.comparisons[statistic].ours
     test = welch(x, y)
-    bound = peer_bound(rule, ours.env_id, list(ours.seed_ids), list(peer.seed_ids), (float(x.mean()), float(y.mean())))
+    bound = peer_bound(rule, ours.env_id, (float(x.mean()), float(y.mean())))
     sd_x, sd_y = (float(v.std(ddof=1)) if len(v) > 1 else float("nan") for v in (x, y))
     detectable = detectable_difference(sd_x, len(x), sd_y, len(y))
     tested = tost(test, bound, detectable)
@@ -191,7 +191,7 @@ def markdown(peers: list[PeerComparison], sensitivity: list[PeerComparison], not
         f"task's as much as the code's; against the peer it is the implementation's. Each {PEER_OF} row (another "
         "algorithm would differ for its own reasons), on the same primary statistic, each seed's "
         f"{STATISTICS[PRIMARY]}, ours against the peer's seeds: Welch's t-test, Holm-adjusted per row over its envs "
-        "with a peer, and TOST at the bound, post hoc wherever the runs are not the pre-registered ones. "
+        "with a peer, and TOST at the bound, all post hoc (a registered comparison is judged by `--registration`). "
         f"{equivalence.columns_text('peer', MDD_DESIGN)} `peer.csv` has every number."
         f"\n\n{notes.table(peer_test_frame(peers), [ORIGIN_COLUMN])}"
     )

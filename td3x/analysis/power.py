@@ -1,7 +1,6 @@
-"""The power arithmetic of a two-sample comparison of means, defined once for the report and the pre-registration
-(``scripts/preregistration_power.py``): Welch's degrees of freedom and standard error, the power of Welch's
-two-sided test and its minimum detectable difference (MDD), and the power of TOST with the narrowest bound it
-reaches.
+"""The power arithmetic of a two-sample comparison, defined once for the report and registration files' plans:
+Welch's degrees of freedom and standard error, the power of Welch's two-sided test and its minimum detectable
+difference (MDD), the power of TOST with the narrowest bound it reaches, and the SD ratio the F test detects.
 
 Power of Welch's difference test is the noncentral t with the Welch-Satterthwaite df at the assumed SDs. Power of
 TOST (two one-sided Welch tests, each at α) integrates over the estimated standard error, taken as
@@ -17,7 +16,6 @@ import numpy as np
 from scipy import optimize, stats
 
 # TOST power's quadrature nodes and weights on [-1, 1]: 200 are plenty for 3 digits
-# (tests/scripts/test_preregistration.py)
 GAUSS_NODES, GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(200)
 
 
@@ -81,3 +79,13 @@ def one_sided_mdd(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float, po
     """The smallest true difference the one-sided Welch test at ``alpha`` detects with ``power``."""
     se = welch_se(sd_x, n_x, sd_y, n_y)
     return float(optimize.brentq(lambda d: one_sided_power(d, sd_x, n_x, sd_y, n_y, alpha) - power, 0.0, 20 * se))
+
+
+def f_test_ratio(n_x: int, n_y: int, alpha: float, power: float) -> float:
+    """The SD ratio (above 1) that the two-sided F test of equal variances detects with ``power`` (normal data)."""
+
+    def power_at(ratio: float) -> float:
+        low, high = stats.f.ppf(alpha / 2, n_x - 1, n_y - 1), stats.f.ppf(1 - alpha / 2, n_x - 1, n_y - 1)
+        return float(stats.f.sf(high / ratio**2, n_x - 1, n_y - 1) + stats.f.cdf(low / ratio**2, n_x - 1, n_y - 1))
+
+    return float(optimize.brentq(lambda r: power_at(r) - power, 1.0 + 1e-9, 1000.0))

@@ -4,9 +4,8 @@ Markdown assembled in the report's order (``write_report``).
 Each section is one module holding its numbers, tables, Markdown and plots: ``return_tables`` (Tables 2 and 1,
 return at a step, area under the curve, learning curves, the cells and runs and what was not averaged), ``bias``,
 ``fidelity`` with ``fidelity_tables`` and ``peer`` (printed as one section), ``aggregates``, ``seed_spread`` (the
-"Seed study" of cells with many seeds), ``seed_sources`` (with ``seed_study_registered``), ``stalled`` (with
-``stalled_registered`` and ``stalled_registered_text``, the registered amendments on stalled actors) and
-``compute``. This module only calls them in order.
+"Seed study" of cells with many seeds), ``seed_sources`` (with ``seed_sources_text``), ``stalled`` and ``compute``;
+a registration file's comparisons (``comparisons``) come first. This module only calls them in order.
 """
 
 from __future__ import annotations
@@ -24,15 +23,11 @@ from td3x.analysis import (
     fidelity_tables,
     peer,
     plots,
-    registered_tables,
     return_tables,
     seed_sources,
     seed_sources_text,
     seed_spread,
-    seed_study_registered,
     stalled,
-    stalled_registered,
-    stalled_registered_text,
     tables,
 )
 from td3x.analysis.aggregates import Normaliser, RowAggregate
@@ -46,14 +41,9 @@ from td3x.analysis.equivalence import BoundRule
 from td3x.analysis.fidelity import Fidelity
 from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS
 from td3x.analysis.peer import PeerComparison
-from td3x.analysis.registered import RegisteredTest, registered_runs, registered_tests
-from td3x.analysis.registration import read_registration
 from td3x.analysis.runs import Run, find_runs
 from td3x.analysis.seed_sources import SourceStudy
 from td3x.analysis.seed_spread import SeedStudy
-from td3x.analysis.seed_study_checks import StudyPower, load_power
-from td3x.analysis.seed_study_registered import RegisteredStudy, judge_registered
-from td3x.analysis.stalled_registered import judge_stalled
 from td3x.rundir.outputs import REPORT_FILE, REPORT_TITLE
 
 # the paper-shaped tables, also written as LaTeX (booktabs) with these captions
@@ -74,13 +64,12 @@ class Settings:
         seed: seeds every bootstrap, so the same runs give the same report.
         at_step: the env step of the "return at" table (None: the shortest run's ``run.total_steps``, a horizon
             every run reaches).
-        bounds: where the fidelity and peer tables' equivalence bounds come from (a pre-registration file's, or
-            the default rule).
+        bounds: where the fidelity and peer tables' equivalence bounds come from (the default rule, or the peer
+            bounds td3x-report is given).
         coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
             it says the coverage is not measured).
-        preregistration: a pre-registration file whose post-hoc power of the seed study the seed-sources section
-            quotes and whose registered comparisons of the runs the pre-registered tests section and the
-            seed-sources section judge (None: no such numbers).
+        registration: a registration file (docs: Registered comparisons), its comparisons judged on the runs
+            (None: nothing is judged).
     """
 
     reps: int = 2000
@@ -88,8 +77,7 @@ class Settings:
     at_step: int | None = None
     bounds: BoundRule = field(default_factory=BoundRule)
     coverage: Path | None = None
-    preregistration: Path | None = None
-    registration: Path | None = None  # a registration file (docs: Registered comparisons), judged on the runs
+    registration: Path | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,10 +98,6 @@ class Report:
     peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (peer.py)
     peer_sensitivity: list[PeerComparison] = field(default_factory=list)  # the same, the mean after the warm-up
     coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (aggregates.read_coverage)
-    study_power: StudyPower | None = None  # the seed study's post-hoc power (seed_study_checks.load_power)
-    registered: list[RegisteredTest] = field(default_factory=list)  # the pre-registered tests (registered.py)
-    registered_study: RegisteredStudy | None = None  # the registered seed study (seed_study_registered.py)
-    stalled_amendments: stalled_registered.Judgement | None = None  # its stalled-actors amendments
     verdicts: Verdicts | None = None  # a registration file's comparisons judged (comparisons/judge.py)
 
 
@@ -146,8 +130,6 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     """
     try:  # the files named beside the runs first: a mistake in one is refused before every run is read
         coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
-        power = None if settings.preregistration is None else load_power(settings.preregistration)
-        registration = None if settings.preregistration is None else read_registration(settings.preregistration)
         comparisons = None if settings.registration is None else read_comparisons(settings.registration)
     except RegistrationError:
         raise  # one line per problem, as td3x-report --plan prints them
@@ -161,16 +143,10 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     except seed_sources.MixedLaunchesError as error:
         raise ReportError(f"{', '.join(map(str, paths))}: {error}") from error
     try:
-        registered = [] if registration is None else registered_tests(registration, runs)
-        registered_study = None if registration is None else judge_registered(runs, registration)
-        stalled_amendments = None if registration is None else judge_stalled(runs, registration)
         verdicts = None if comparisons is None else judge(comparisons, runs)
     except ValueError as error:
         raise ReportError(str(error)) from error
-    in_study = {} if registered_study is None else registered_study.registered_runs()
-    in_amendments = {} if stalled_amendments is None else stalled_amendments.registered_runs()
-    in_comparisons = {} if comparisons is None else registered_facts(comparisons, runs)
-    grid = make_grid(runs, registered_runs(registered) | in_study | in_amendments | in_comparisons)
+    grid = make_grid(runs, {} if comparisons is None else registered_facts(comparisons, runs))
     at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
     problem = at_step_problem(runs, at_step)
     if problem:  # refused before the bootstraps: the "return at" table would be n/a in every cell
@@ -201,10 +177,6 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds),
         peer.peer_comparisons(against_authors, peer_rows, settings.bounds, peer.SENSITIVITY),
         coverage,
-        power,
-        registered,
-        registered_study,
-        stalled_amendments,
         verdicts,
     )
 
@@ -276,11 +248,8 @@ def report_frames(report: Report) -> dict[str, pd.DataFrame]:
         **seed_spread.frames(report.studies),
         **fidelity_tables.frames(report.fidelity),
         **peer.frames(report.peers, report.peer_sensitivity),
-        **registered_tables.frames(report.registered),
         **seed_sources.frames(report.source_studies),
-        **seed_study_registered.frames(report.registered_study),
         **stalled.frames(grid),
-        **stalled_registered.frames(report.stalled_amendments),
         **compute.frames(grid),
     }
 
@@ -327,12 +296,10 @@ def render_markdown(
         *return_tables.markdown(frames, report.at_step, notes),
         bias.markdown(frames, notes),
         fidelity_tables.markdown(report.fidelity, notes) + peer.markdown(report.peers, report.peer_sensitivity, notes),
-        registered_tables.markdown(report.registered),
         aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
         seed_spread.markdown(report.studies, only_source_studies),
-        seed_sources_text.markdown(report.source_studies, report.study_power, report.registered_study),
+        seed_sources_text.markdown(report.source_studies),
         stalled.markdown(frames),
-        stalled_registered_text.markdown(report.stalled_amendments),
         compute.markdown(frames),
         return_tables.not_averaged_markdown(frames),
     ]

@@ -11,22 +11,15 @@ import pandas as pd
 from td3x.analysis import tables
 from td3x.analysis.seed_sources import ALL_VARY, OUTLIER_MADS, REPEAT, SOURCES, STATISTICS, SourceStudy
 from td3x.analysis.seed_study_checks import (
-    StudyPower,
     bit_identical,
     farthest,
     ratios_without,
     same_curve,
     shared_runs,
+    study_power,
 )
-from td3x.analysis.seed_study_registered import RegisteredStudy
-from td3x.analysis.seed_study_registered_text import markdown as registered_markdown
 from td3x.analysis.tables import EMPTY
 from td3x.analysis.two_sample import ALPHA, ratio_interval, sd_interval
-
-REGISTERED_HERE = (
-    "These are the registered seed study's runs: this table shows them by the section's usual, descriptive method; "
-    "their registered test, its verdicts and its power are in *Registered seed study* below."
-)
 
 
 def _interval_text(interval: tuple[float, float]) -> str:
@@ -57,22 +50,16 @@ def display_frame(study: SourceStudy) -> pd.DataFrame:
     return frame
 
 
-def markdown(
-    studies: list[SourceStudy], power: StudyPower | None = None, registered: RegisteredStudy | None = None
-) -> str:
+def markdown(studies: list[SourceStudy]) -> str:
     """The report's section on the studies ('' without one).
 
     Args:
         studies: from ``seed_sources.study_sources``.
-        power: the study's post-hoc power from a pre-registration file (None: not stated).
-        registered: the registered seed study (``seed_study_registered``; None: the folder holds none of its runs,
-            or no pre-registration file was given).
     """
-    heading = "## Sources of seed variance"
     if not studies:
-        return "\n\n".join([heading, registered_markdown(registered)]) if registered else ""
+        return ""
     parts = [
-        heading,
+        "## Sources of seed variance",
         "Each condition varies one source of randomness across its runs and pins the others "
         "(`+experiment=seed_study`); *all_vary* varies them all (the usual spread across seeds), *evaluation* is "
         "one trained run measured from N sets of evaluation start states, *repeat* is one seed trained twice (the"
@@ -90,22 +77,13 @@ def markdown(
         "the spreads in `seed_sources.csv`.",
     ]
     for study in studies:
-        reading = _reading(study, power, _is_registered(study, registered))
-        parts += [f"**{study.label}**", tables.markdown(display_frame(study)), reading]
+        parts += [f"**{study.label}**", tables.markdown(display_frame(study)), _reading(study)]
         if study.left_out:
             parts.append("Left out (failed or unfinished): " + "; ".join(study.left_out) + ".")
-    return "\n\n".join([*parts, registered_markdown(registered)] if registered else parts)
+    return "\n\n".join(parts)
 
 
-def _is_registered(study: SourceStudy, registered: RegisteredStudy | None) -> bool:
-    """Whether ``study`` is the registered seed study's runs (its all_vary runs are the registered ones)."""
-    if registered is None:
-        return False
-    runs = {str(run.path) for run in registered.conditions[ALL_VARY].complete}
-    return bool(runs) and {sample.label for sample in study.samples.get(ALL_VARY, [])} == runs
-
-
-def _reading(study: SourceStudy, power: StudyPower | None, registered: bool = False) -> str:
+def _reading(study: SourceStudy) -> str:
     """What the intervals at this N can tell apart, the study's power, the shared runs, and how much of the spread
     is measurement."""
     n = study.spreads[(ALL_VARY, "final")].n
@@ -114,7 +92,7 @@ def _reading(study: SourceStudy, power: StudyPower | None, registered: bool = Fa
         f"With {n} runs a condition's SD is known within a factor of about {low:.2f} to {high:.2f} of the measured "
         "value (95%), so a ratio to all_vary whose interval contains 1 is not told apart from all_vary: a source "
         "whose true share of the spread is small and one whose share is large can both give such an interval.",
-        REGISTERED_HERE if registered else _power_text(study, n, power),
+        _power_text(study, n),
         _shared_text(study),
     ]
     if not study.spreads[(ALL_VARY, "final")].sd > 0:
@@ -134,16 +112,17 @@ def _detected(study: SourceStudy) -> list[str]:
     return found
 
 
-def _power_text(study: SourceStudy, n: int, power: StudyPower | None) -> str:
-    if power is None or power.runs != n:
-        return f"This report states no power for {n} runs a condition (`td3x-report --preregistration` does)."
+def _power_text(study: SourceStudy, n: int) -> str:
+    if n < 2:  # no spread to test
+        return ""
+    power = study_power(n)
     found = _detected(study)
     verdict = f"a difference was detected for {', '.join(found)}" if found else "none was detected"
     return (
         f"With {n} runs per condition this study could detect only about {power.f_test_ratio:.2f}-fold "
         f"differences in SD (the F test, two-sided, alpha {ALPHA:g}, at 80% power); Brown-Forsythe's real size "
         f"at {n} against {n} is {power.bf_size:.1%} (not 5%) and its power at a 4-fold difference "
-        f"{power.bf_power_ratio_4:.0%} (post-hoc figures of the pre-registration file); {verdict}."
+        f"{power.bf_power_ratio_4:.0%} (simulated, normal runs); {verdict}."
     )
 
 

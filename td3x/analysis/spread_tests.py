@@ -1,5 +1,5 @@
-"""Tests of spread between two groups of runs, defined once for the report (the registered seed study,
-``seed_study_registered``) and the pre-registration's simulation (``scripts/preregistration_power.py``).
+"""Tests of spread between two groups of runs, defined once for a registration's ``spread`` comparisons
+(``comparisons.kinds``) and the seed-sources section's power (``seed_study_checks``).
 
 Every function works row by row: the last axis holds one group's runs, any leading axes are replicates (the
 simulation passes thousands of samples at once; the report one sample, a 1-D array, and gets 0-d arrays back).
@@ -10,7 +10,6 @@ simulation passes thousands of samples at once; the report one sample, a 1-D arr
 - Brown-Forsythe TOST of "SD(x) / SD(y) lies inside (low, high)": two one-sided Welch t-tests of x's deviations
   against ``high`` (and ``low``) times y's; scaling a group's runs by r scales its deviations by r, so each one-sided
   test is Brown-Forsythe's at the bound. The TOST p is the larger one-sided p.
-- The F test's TOST of the same (normal runs: the ratio of sample variances is F-distributed).
 """
 
 from __future__ import annotations
@@ -68,10 +67,3 @@ def bf_p(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):  # no deviation on either side: NaN
         t = (dx.mean(axis=-1) - dy.mean(axis=-1)) / np.sqrt(pooled * (1 / nx + 1 / ny))
     return np.asarray(2 * stats.t.sf(np.abs(t), nx + ny - 2))
-
-
-def f_tost_p(x: np.ndarray, y: np.ndarray, low: float, high: float) -> np.ndarray:
-    """TOST p of 'SD(x)/SD(y) lies in (low, high)' from the F distribution (the log-SD-ratio interval; normal)."""
-    f = x.var(axis=-1, ddof=1) / y.var(axis=-1, ddof=1)
-    dfx, dfy = x.shape[-1] - 1, y.shape[-1] - 1
-    return np.asarray(np.maximum(stats.f.cdf(f / high**2, dfx, dfy), stats.f.sf(f / low**2, dfx, dfy)))

@@ -1,6 +1,6 @@
 """Comparisons of one group of seeds with another: of their means, for the fidelity and peer sections (Welch's
 two-sample test with its 95% interval of the difference and how far its 90% interval reaches, the exact
-permutation test of the pooled seeds on Welch's t, the pre-registered tests' exact permutation test of the
+permutation test of the pooled seeds on Welch's t, a registration's exact permutation test of the
 difference of means, and Holm's adjustment of a family of p-values); and of their
 spreads, for the seed-sources section (the SD's chi-square interval, the F interval of a ratio of SDs, the
 Brown-Forsythe test).

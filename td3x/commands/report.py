@@ -2,8 +2,8 @@
 
 td3x-report outputs/table2 --out report/            # Markdown to stdout; CSV, LaTeX, PNG, HTML in report/
 td3x-report outputs/multirun/a outputs/runs/b --out report/ --reps 5000 --wandb
-td3x-report docs/results/runs --out docs/results/report --plotly none \
-    --preregistration docs/results/preregistration.yaml     # a committed report: bounds from the pre-registration
+td3x-report outputs/table2 --peer-bound HalfCheetah-v5=645 --peer-bound-of ours  # peer tests' bounds as given
+td3x-report outputs/cdq --registration cdq.yaml --out report/   # judge the comparisons a registration file fixed
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import math
 import os
 import shutil
 import sys
@@ -22,9 +23,8 @@ from pathlib import Path
 from td3x.analysis.comparisons.plan import make_plan
 from td3x.analysis.comparisons.render import plan_frame, plan_markdown
 from td3x.analysis.comparisons.schema import RegistrationError, read_registration
-from td3x.analysis.equivalence import DEFAULT_FRACTION, BoundRule, load_rule
+from td3x.analysis.equivalence import DEFAULT_FRACTION, PEER_MEANS, BoundRule
 from td3x.analysis.plots import PLOTLY_JS
-from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
 from td3x.analysis.wandb_export import log_report, mode_problems
 from td3x.commands.common import (
@@ -55,6 +55,18 @@ def given_path(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError("is empty: name a directory")
     return user_path(text)
+
+
+def peer_bound(text: str) -> tuple[str, float]:
+    """``ENV=BOUND`` as (env, bound): a named env and a finite bound above 0."""
+    env_id, equals, value = text.partition("=")
+    try:
+        bound = float(value)
+    except ValueError:
+        bound = math.nan
+    if not (env_id and equals and math.isfinite(bound) and bound > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be ENV=BOUND, a bound above 0 (HalfCheetah-v5=645)")
+    return env_id, bound
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,17 +118,21 @@ def build_parser() -> argparse.ArgumentParser:
         "the coverage is not measured)",
     )
     parser.add_argument(
-        "--preregistration",
-        type=user_path,
-        help="a pre-registration file (docs/results/preregistration.yaml): the fidelity and peer tables' "
-        "equivalence bounds are the ones it registers (peer.computed.<env>.bound), else its post-hoc rule "
-        "(peer.bound_fraction x the reference's mean), and the seed-sources section states the seed study's post-hoc "
-        "power from it (post_hoc.computed.seed_study); its registered comparisons are judged in a section of their "
-        "own (registered.csv), and in the other tables a registered run's cell expects its side's (or seed study "
-        "condition's) registered seeds "
-        "and an amendment's runs get a row of their own "
-        f"(default: none: the bounds are {DEFAULT_FRACTION:g} x the reference's mean, marked post hoc, no power is "
-        "stated and nothing is judged)",
+        "--peer-bound",
+        type=peer_bound,
+        action="append",
+        default=[],
+        metavar="ENV=BOUND",
+        help="the equivalence bound (return units) of every peer test on ENV, fixed before the runs (say by a "
+        "registration); repeat it per env. The tests stay post hoc: a registered comparison is judged by "
+        "--registration (default: none: each peer bound follows --peer-bound-of)",
+    )
+    parser.add_argument(
+        "--peer-bound-of",
+        choices=list(PEER_MEANS),
+        default="peer",
+        help=f"whose mean a peer test's post-hoc bound is {DEFAULT_FRACTION:g} x: the peer row's or ours, the compared "
+        f"row's (the fidelity tests' bound is always {DEFAULT_FRACTION:g} x the authors' mean)",
     )
     parser.add_argument(
         "--registration",
@@ -147,6 +163,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--reps {args.reps}: must be >= 1")
     if args.at_step is not None and args.at_step < 0:
         parser.error(f"--at-step {args.at_step}: must be >= 0")
+    envs = [env_id for env_id, _ in args.peer_bound]
+    twice = next((env_id for env_id in envs if envs.count(env_id) > 1), None)
+    if twice is not None:
+        parser.error(f"--peer-bound {twice}: given twice (one bound per env)")
     return args
 
 
@@ -351,7 +371,7 @@ def print_markdown(markdown: str, out: Path) -> None:
 @quiet_on_closed_pipe
 def main(argv: list[str] | None = None) -> int:
     """Console script ``td3x-report``; returns the exit code (2 when no run dir is found, ``--out`` cannot be
-    written, ``--at-step`` is past every run, ``WANDB_MODE`` is no mode, or the pre-registration file cannot be read;
+    written, ``--at-step`` is past every run, ``WANDB_MODE`` is no mode, or the registration file cannot be used;
     1 when a file of the report or its Markdown on stdout cannot be written after the analysis).
 
     Args:
@@ -371,14 +391,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"report error: {problem}", file=sys.stderr)
         return 2
     try:
-        bounds = load_rule(args.preregistration) if args.preregistration else BoundRule()
-        settings = Settings(
-            args.reps, args.seed, args.at_step, bounds, args.coverage, args.preregistration, args.registration
-        )
+        bounds = BoundRule(given=tuple(args.peer_bound), peer_of=args.peer_bound_of)
+        settings = Settings(args.reps, args.seed, args.at_step, bounds, args.coverage, args.registration)
         report = build_report(args.paths, settings)
     except RegistrationError as error:
         exit_with("report error", error.problems)
-    except (ReportError, FileNotFoundError, PreregistrationError) as error:
+    except (ReportError, FileNotFoundError) as error:
         print(f"report error: {error}", file=sys.stderr)
         return 2
     try:

@@ -1,6 +1,7 @@
 """TOST at a bound (td3x.analysis.equivalence): by hand on x = 1, 2, 3 against itself shifted, where the bound comes
-from (the pre-registration file or the default rule, post hoc), the MDDs against the file's post_hoc block, the
-sensitivity table without the warm-up evaluations against the audit's numbers, and td3x-report --preregistration."""
+from (a bound given per env, or the default rule, post hoc), the MDDs against the pre-registration file's post_hoc
+block, the sensitivity table without the warm-up evaluations against the audit's numbers, and td3x-report's
+--peer-bound and --peer-bound-of."""
 
 from __future__ import annotations
 
@@ -17,13 +18,11 @@ from td3x.analysis import Report, Settings, build_report
 from td3x.analysis.equivalence import (
     NOT_SHOWN,
     BoundRule,
-    load_rule,
     peer_bound,
     post_hoc_bound,
     tost,
 )
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves
-from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.two_sample import welch
 from td3x.commands.report import main
 
@@ -58,68 +57,59 @@ def test_tost_accepts_a_known_equal_case_and_rejects_a_known_different_one_by_ha
     assert tost(welch(np.ones(3), np.ones(3)), equal.bound, 1.0).decision == NOT_SHOWN
 
 
-def test_the_bound_comes_from_the_file_or_the_default_rule_and_says_where() -> None:
+# the bounds the published report's peer tests are given: the pre-registration's peer.computed.<env>.bound
+PEER_BOUNDS = BoundRule(given=(("HalfCheetah-v5", 645.0), ("Hopper-v5", 88.0), ("Walker2d-v5", 91.0)), peer_of="ours")
+
+
+def test_the_bound_is_the_one_given_else_the_post_hoc_rule_and_says_where() -> None:
     default = post_hoc_bound(BoundRule(), -5.0, "the authors'")
-    assert default.value == 1.0 and default.origin.startswith("post hoc") and "default rule" in default.origin
-    rule = load_rule(PREREGISTRATION)
-    assert dict(rule.registered) == {"HalfCheetah-v5": 645.0, "Walker2d-v5": 91.0, "Hopper-v5": 88.0}
-    pilot = peer_bound(rule, "HalfCheetah-v5", [0, 1, 2, 3, 4], [0, 1, 2], (3000.0, 3500.0))
-    assert pilot.value == 645.0 and not pilot.registered_test and "post hoc test" in pilot.origin
-    registered = peer_bound(rule, "HalfCheetah-v5", list(range(2000, 2010)), list(range(2000, 2014)), (1.0, 1.0))
-    assert registered.registered_test and "registered runs" in registered.origin
-    ant = peer_bound(rule, "Ant-v5", [0], [0], (450.0, 437.0))  # no registered bound: 0.2 × td3x's mean, post hoc
-    assert ant.value == pytest.approx(90.0) and ant.origin.startswith("post hoc") and "td3x's" in ant.origin
-    assert peer_bound(BoundRule(), "Ant-v5", [0], [0], (450.0, 437.0)).value == pytest.approx(87.4)  # the peer's
+    assert default.value == 1.0 and default.origin == "post hoc: 0.2 × the authors' mean (the default rule)"
+    given = peer_bound(PEER_BOUNDS, "HalfCheetah-v5", (3000.0, 3500.0))
+    assert given.value == 645.0 and given.origin == "given: --peer-bound HalfCheetah-v5=645; post hoc test"
+    ant = peer_bound(PEER_BOUNDS, "Ant-v5", (450.0, 437.0))  # none given: 0.2 × td3x's mean, post hoc
+    assert ant.value == pytest.approx(90.0) and ant.origin == "post hoc: 0.2 × td3x's mean (--peer-bound-of ours)"
+    peers = peer_bound(BoundRule(), "Ant-v5", (450.0, 437.0))  # the default: the peer's
+    assert peers.value == pytest.approx(87.4) and "the peer's mean (the default rule)" in peers.origin
 
 
 @pytest.mark.parametrize(
-    ("content", "names"),
+    ("arguments", "names"),
     [
-        (None, "cannot be read: No such file or directory"),
-        ("[1, 2]", "not a YAML mapping"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "is a binary file, not text"),  # before: a traceback
-        ("peer: {bound_fraction: 0.2}\npeer: {bound_fraction: 0.3}\n", "line 2, column 1: the key 'peer' is written"),
-        (b"\xff\xfe" + "peer: {bound_fraction: 2}\n".encode("utf-16-le"), "peer.bound_fraction must be a number"),
-        ("schema: 1\nextra: 2\npeer: {bound_fraction: 0.2}\n", "unknown section(s) ['extra']"),
-        ("schema: 1\n", "has no peer"),
-        ("peer: {bound_fraction: 2}\n", "peer.bound_fraction must be a number in (0, 1)"),
-        ("peer: {bound_fraction: 0.2, computed: {Ant-v5: {bound: x}}}\n", "peer.computed.Ant-v5.bound"),
+        (["--peer-bound", "Ant-v5"], "'Ant-v5': must be ENV=BOUND"),
+        (["--peer-bound", "Ant-v5=-3"], "'Ant-v5=-3': must be ENV=BOUND, a bound above 0"),
+        (["--peer-bound", "=3"], "'=3': must be ENV=BOUND"),
+        (["--peer-bound", "Ant-v5=nan"], "'Ant-v5=nan'"),
+        (["--peer-bound", "Ant-v5=3", "--peer-bound", "Ant-v5=4"], "--peer-bound Ant-v5: given twice"),
+        (["--peer-bound-of", "theirs"], "invalid choice: 'theirs'"),
+        (["--preregistration", "docs/results/preregistration.yaml"], "--registration"),  # retired: the one meant
     ],
 )
-def test_a_bad_preregistration_file_is_refused_in_one_line(
-    tmp_path: Path, content: str | bytes | None, names: str
+def test_td3x_report_refuses_a_bad_peer_bound_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], names: str
 ) -> None:
-    path = tmp_path / "registration.yaml"
-    if content is not None:
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
-    with pytest.raises(PreregistrationError) as error:
-        load_rule(path)
-    assert names in str(error.value) and "\n" not in str(error.value)
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path), "--out", str(tmp_path / "report"), *arguments])
+    error = capsys.readouterr().err.strip()
+    assert exit_.value.code == 2 and error.count("\n") == 0 and names in error, error
 
 
-def test_td3x_report_refuses_a_bad_file_before_writing_and_reads_a_good_one(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_td3x_report_takes_the_given_peer_bounds(tmp_path: Path) -> None:
     curves = authors_curves("Hopper-v5")
     assert curves is not None
-    for seed in range(3):
-        write_run(tmp_path / f"runs/{seed}", "Hopper-v5", "TD3", seed, curves[seed, :21], eval_every=AUTHORS_EVAL_EVERY)
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump({"peer": {"bound_fraction": 0.2}, "typo": 1}))
+    for seed in range(3):  # the peer row learns as the authors' TD3 does, one seed on
+        for folder, row, curve in (("runs", "TD3", curves[seed]), ("sb3", "SB3 TD3", curves[seed + 1])):
+            write_run(tmp_path / f"{folder}/{seed}", "Hopper-v5", row, seed, curve[:21], eval_every=AUTHORS_EVAL_EVERY)
     out = tmp_path / "report"
-    assert main([str(tmp_path / "runs"), "--out", str(out), "--plotly", "none", "--preregistration", str(bad)]) == 2
-    error = capsys.readouterr().err.strip()
-    assert error.count("\n") == 0 and "unknown section(s) ['typo']" in error and not out.exists()
-    command = [str(tmp_path / "runs"), "--out", str(out), "--plotly", "none", "--reps", "20"]
-    assert main([*command, "--preregistration", str(PREREGISTRATION)]) == 0
+    command = [str(tmp_path / "runs"), str(tmp_path / "sb3"), "--out", str(out), "--plotly", "none", "--reps", "20"]
+    assert main([*command, "--peer-bound", "Hopper-v5=50"]) == 0
     markdown = (out / "report.md").read_text()
-    assert "post hoc: 0.2 × the authors' mean (the file's post_hoc rule)" in markdown
-    assert "named before" not in markdown and "typical of one" not in markdown and "ruled out beyond" not in markdown
+    assert "post hoc: 0.2 × the authors' mean (the default rule)" in markdown
+    assert "given: --peer-bound Hopper-v5=50; post hoc test" in markdown
 
 
 @pytest.fixture(scope="module")
 def committed() -> Report:
-    return build_report([COMMITTED_RUNS], Settings(reps=20, bounds=load_rule(PREREGISTRATION)))
+    return build_report([COMMITTED_RUNS], Settings(reps=20, bounds=PEER_BOUNDS))
 
 
 def test_the_mdds_are_the_preregistrations_post_hoc_ones(committed: Report) -> None:
@@ -152,9 +142,7 @@ def test_the_committed_cells_equivalence_and_permutation(committed: Report) -> N
     peer_cells = {(c.row, c.env_id): c for c in committed.peers}
     five_against_three = peer_cells[(td3, "Hopper-v5")].permutation  # C(8, 3) = 56: never below Holm's 0.05/3
     assert five_against_three.relabellings == 56 and five_against_three.smallest >= 0.05 / 3
-    assert all(
-        c.equivalence.decision == NOT_SHOWN and not c.equivalence.bound.registered_test for c in peer_cells.values()
-    )
+    assert all(c.equivalence.decision == NOT_SHOWN for c in peer_cells.values())
 
 
 # the audit's §2.5: the difference and Welch's p of the mean over the evaluations after the warm-up (random_steps =

@@ -1,4 +1,4 @@
-"""td3x.analysis.power, the power arithmetic the report and scripts/preregistration_power.py share: Welch's power
+"""td3x.analysis.power, the power arithmetic of the report and registration files' plans: Welch's power
 and MDD give the textbook answers, TOST's power matches a simulation of Welch TOST and has the normal limit and its
 size at the bound."""
 

@@ -1,5 +1,5 @@
 """The seed-sources section on its own design: runs shared bit for bit and the ratios without them, the
-determinism control as bit-identity, the power read from the pre-registration file, and the variance shares'
+determinism control as bit-identity, the power at the study's size, and the variance shares'
 F intervals, on small hand-checkable cases."""
 
 from __future__ import annotations
@@ -11,16 +11,9 @@ import pytest
 import yaml
 from scipy import stats
 
-from td3x.analysis.registration import PreregistrationError
 from td3x.analysis.seed_sources import ALL_VARY, REPEAT, STATISTICS, Sample, SourceStudy, _spread
 from td3x.analysis.seed_sources_text import display_frame, markdown
-from td3x.analysis.seed_study_checks import (
-    StudyPower,
-    bit_identical,
-    load_power,
-    ratios_without,
-    shared_runs,
-)
+from td3x.analysis.seed_study_checks import bit_identical, ratios_without, shared_runs, study_power
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = np.array([0, 5, 10])
@@ -58,20 +51,28 @@ def test_the_determinism_control_is_bit_identity_not_a_spread() -> None:
     assert frame.loc[REPEAT].tolist()[:4] == ["2", "bit-identical: yes", "—", "—"]
 
 
-def test_the_power_is_read_from_the_preregistration_file_and_quoted(tmp_path: Path) -> None:
-    path = ROOT / "docs" / "results" / "preregistration.yaml"
-    figures = yaml.safe_load(path.read_text())["post_hoc"]
-    power = load_power(path)
-    assert power.f_test_ratio == figures["computed"]["seed_study"]["f_test_ratio_80"]
-    assert power.runs == figures["seed_study_runs"]
-    text = markdown([study({ALL_VARY: ALL[:3], "weights": WEIGHTS})], StudyPower(3, 6.5, 0.007, 0.132))
-    assert "could detect only about 6.50-fold differences in SD" in text and "real size at 3 against 3 is 0.7%" in text
+def test_the_power_of_5_runs_against_5_is_the_one_first_stated_for_the_seed_study() -> None:
+    """study_power(5) gives the post-hoc figures the pre-registration file recorded for the first seed study."""
+    recorded = yaml.safe_load((ROOT / "docs" / "results" / "preregistration.yaml").read_text())["post_hoc"]
+    power = study_power(recorded["seed_study_runs"])
+    figures = recorded["computed"]["seed_study"]
+    assert round(power.f_test_ratio, 2) == figures["f_test_ratio_80"]
+    assert round(power.bf_size, 3) == figures["bf_size"]
+    assert round(power.bf_power_ratio_4, 3) == figures["bf_power_ratio_4"]
+
+
+def test_the_f_test_detects_its_ratio_with_80_percent_power_by_scipy() -> None:
+    ratio, df = study_power(3).f_test_ratio, 2
+    low, high = stats.f.ppf(0.025, df, df), stats.f.ppf(0.975, df, df)
+    assert stats.f.sf(high / ratio**2, df, df) + stats.f.cdf(low / ratio**2, df, df) == pytest.approx(0.8)
+
+
+def test_the_power_at_the_study_s_n_is_quoted() -> None:
+    text = markdown([study({ALL_VARY: ALL[:3], "weights": WEIGHTS})])
+    power = study_power(3)
+    assert f"could detect only about {power.f_test_ratio:.2f}-fold differences in SD" in text
+    assert f"real size at 3 against 3 is {power.bf_size:.1%}" in text and "(simulated, normal runs)" in text
     assert "none was detected" in text and "**Shared run.** In 1 of 1 source conditions" in text
-    assert "states no power for 3 runs" in markdown([study({ALL_VARY: ALL[:3], "weights": WEIGHTS})])
-    assert "states no power" in markdown([study({ALL_VARY: ALL[:3]})], StudyPower(5, 4.9, 0.007, 0.13))  # other N
-    (tmp_path / "other.yaml").write_text("post_hoc: {seed_study_runs: 5}\n")
-    with pytest.raises(PreregistrationError, match=r"post_hoc\.computed\.seed_study\.f_test_ratio_80"):
-        load_power(tmp_path / "other.yaml")
 
 
 def test_the_measurement_share_gets_its_f_interval() -> None:

@@ -18,7 +18,6 @@ PREFIXES = {
     "bench_gpu.py": (["--device", "cpu", "--block", "3"], "--blocks"),
     "bench_numerics.py": (["--pair", "3"], "--pairs"),
     "bench_sps.py": (["--repeat", "3"], "--repeats"),
-    "preregistration_power.py": (["--chec"], "--check"),
     "profile_update.py": (["--update", "5"], "--updates"),
     "publishable_provenance.py": (["runs", "--this-machin"], "--this-machine"),
     "sb3_reference.py": (["--env", "hopper", "--out", "runs", "--seed", "3"], "--seeds"),
