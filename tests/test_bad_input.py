@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.runs import TINY_COMMAND_LINE
 
 import td3x
 import td3x.commands.eval
@@ -24,14 +25,7 @@ from td3x.config.overrides import override_problems
 from td3x.config.schema import ConfigError
 from td3x.rundir.checkpoint import CheckpointError
 
-TINY = (
-    "env=pendulum",
-    "run.total_steps=300",
-    "env.random_steps=100",
-    "run.eval_every=150",
-    "run.eval_episodes=1",
-    "logging.wandb_mode=disabled",
-)
+TINY = TINY_COMMAND_LINE
 MAINS = {
     "td3x-sweep": td3x.commands.sweep.main,
     "td3x-eval": td3x.commands.eval.main,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.runs import TINY_COMMAND_LINE
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from td3x.commands.common import CLOSED_PIPE_EXIT
@@ -24,14 +25,7 @@ from td3x.config.overrides import hydra_quoted, hydra_text
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent
-TINY = (
-    "env=pendulum",
-    "run.total_steps=300",
-    "env.random_steps=100",
-    "run.eval_every=150",
-    "run.eval_episodes=1",
-    "logging.wandb_mode=disabled",
-)
+TINY = TINY_COMMAND_LINE
 ODD = "é a=b,c"  # a valid dir name: Hydra's grammar refuses é and = bare, and reads a comma as a sweep
 
 

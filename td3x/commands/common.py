@@ -132,6 +132,14 @@ def user_path(text: str) -> Path:
         raise argparse.ArgumentTypeError(str(error)) from error
 
 
+def given_path(text: str) -> Path:
+    """A path argument as typed; an empty one (an unset shell variable, ``--out "$DIR"``) is refused, where ``Path``
+    would take it for the current directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("is empty: name a directory")
+    return user_path(text)
+
+
 Params = ParamSpec("Params")
 Result = TypeVar("Result")
 CLOSED_PIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a Unix tool stopped by a reader that went away

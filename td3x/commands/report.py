@@ -33,10 +33,12 @@ from td3x.commands.common import (
     Refused,
     add_version_flag,
     exit_with,
+    given_path,
     quiet_on_closed_pipe,
     user_path,
 )
-from td3x.rundir.layout import walk_runs
+from td3x.rundir.layout import walk_runs, write_text_atomic
+from td3x.rundir.lock import process_alive
 from td3x.rundir.outputs import REPORT_FILE
 
 DEFAULT_OUT = Path("outputs/reports")  # git-ignored, beside Hydra's outputs/runs; one dir per report, by time
@@ -47,14 +49,6 @@ PLOTLY_HELP = (
     "git, but it needs a network); 'inline' puts a copy in every page (each opens alone, 4.8 MB each); 'none' "
     "writes no HTML plots (PNG only)"
 )
-
-
-def given_path(text: str) -> Path:
-    """A path argument as typed; an empty one (an unset shell variable, ``--out "$DIR"``) is refused, where ``Path``
-    would take it for the current directory."""
-    if not text:
-        raise argparse.ArgumentTypeError("is empty: name a directory")
-    return user_path(text)
 
 
 def peer_bound(text: str) -> tuple[str, float]:
@@ -276,18 +270,8 @@ def _remove_stale_staging(out: Path) -> None:
     those whose process, named in the dir's name, is gone; a running report's is left alone."""
     for path in out.glob(f"{STAGING_PREFIX}*"):
         pid = path.name.removeprefix(STAGING_PREFIX).partition("-")[0]
-        if pid.isdigit() and not _process_alive(int(pid)):
+        if pid.isdigit() and not process_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # signal 0: checks that the process exists, sends nothing
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def _staged(report: Report, staging: Path, out: Path, plotly_js: str) -> Written:
@@ -341,17 +325,10 @@ def plan_main(path: Path, out: Path | None) -> int:
     text = plan_markdown(plan)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        _write_atomically(out / "plan.md", text)
-        _write_atomically(out / "plan.csv", plan_frame(plan).to_csv(index=False))
+        write_text_atomic(out / "plan.md", text)
+        write_text_atomic(out / "plan.csv", plan_frame(plan).to_csv(index=False))
     print(text, end="")
     return 0
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """``path`` whole or as it was: written beside it, then moved over it."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
 
 
 def print_markdown(markdown: str, out: Path) -> None:

@@ -131,11 +131,16 @@ def is_timing_column(name: str) -> bool:
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write then rename, so a reader (or a kill) never sees a half-written file."""
+    write_text_atomic(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """``path`` whole or as it was: written beside it, then renamed over it, so a reader (or a kill) never sees a
+    half-written file."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with tmp.open("w") as file:
-            json.dump(data, file, indent=2, default=str)
-            file.write("\n")
+        with tmp.open("w", encoding="utf-8") as file:
+            file.write(text)
             file.flush()
             os.fsync(file.fileno())
         os.replace(tmp, path)

@@ -72,3 +72,14 @@ def is_locked(run_dir: Path) -> bool:
         return not _try_lock(descriptor)
     finally:
         os.close(descriptor)  # releases the lock the probe took
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's counts): a stale file named for a process that is gone."""
+    try:
+        os.kill(pid, 0)  # signal 0: checks that the process exists, sends nothing
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

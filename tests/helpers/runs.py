@@ -17,6 +17,16 @@ TINY = (
     "agent.batch_size=32",
 )
 
+# a td3x command line's smallest real run: Pendulum, 300 env steps, two evaluations, W&B off
+TINY_COMMAND_LINE = (
+    "env=pendulum",
+    "run.total_steps=300",
+    "env.random_steps=100",
+    "run.eval_every=150",
+    "run.eval_episodes=1",
+    "logging.wandb_mode=disabled",
+)
+
 
 def train_tiny(make_config: Callable[..., TrainConfig], run_dir: Path, *overrides: str) -> Path:
     run(make_config(*TINY, *overrides), run_dir)
