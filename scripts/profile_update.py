@@ -1,7 +1,7 @@
 """Where one TD3 update's time goes: td3x's own update on real Hopper-v5 transitions, op by op, against its matmuls.
 
     python scripts/profile_update.py [--preset td3] [--threads 2] [--seeds 1] [--precision fp32] [--updates 200]
-                                     [--blocks 20] [--top 20]
+                                     [--blocks 20] [--top 20] [--floor-size 2048]
 
 Fills the replay buffer with the preset's random warm-up on Hopper-v5, then times ``sample`` + ``update``
 against the update's matmuls replayed alone (plain calls of the recorded shapes on the same threads), in
@@ -127,7 +127,15 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=200, help="updates profiled")
     parser.add_argument("--blocks", type=int, default=20, help="alternating blocks of updates and matmuls timed")
     parser.add_argument("--top", type=int, default=20, help="ops shown, by self CPU time")
+    parser.add_argument(
+        "--floor-size",
+        type=int,
+        default=2048,
+        help="n of the n x n matmul timed as the floor (a CPU without bf16 instructions takes minutes at 2048)",
+    )
     args = parser.parse_args()
+    if args.floor_size < 1:
+        parser.error(f"--floor-size {args.floor_size}: must be >= 1")
     register_configs()
     numerics.apply(Numerics.native)  # as td3x-train: denormals flushed
     config = td3x_config(
@@ -171,9 +179,9 @@ def main() -> None:
         f"the rest: {top_level_ops / args.updates:.0f} aten ops per update (not counting those they call), their "
         "dispatch, autograd, the optimisers' bookkeeping and the element-wise passes"
     )
-    peak = attainable_gflops(dtype)
+    peak = attainable_gflops(dtype, args.floor_size)
     print(
-        f"the floor: one large matmul (2048^3) runs at {peak:.0f} GFLOP/s on {args.threads} thread(s); at that rate "
+        f"the floor: one large matmul ({args.floor_size}^3) runs at {peak:.0f} GFLOP/s on {args.threads} thread(s); at that rate "
         f"the update's {gflop:.3f} GFLOP take {gflop / peak * 1e3:.2f} ms ({gflop / peak * 1e3 / args.seeds:.2f} ms "
         "per seed)"
     )
