@@ -181,7 +181,8 @@ def main() -> None:
     )
     peak = attainable_gflops(dtype, args.floor_size)
     print(
-        f"the floor: one large matmul ({args.floor_size}^3) runs at {peak:.0f} GFLOP/s on {args.threads} thread(s); at that rate "
+        f"the floor: one large matmul ({args.floor_size}^3) runs at {peak:.0f} GFLOP/s on {args.threads} thread(s); "
+        "at that rate "
         f"the update's {gflop:.3f} GFLOP take {gflop / peak * 1e3:.2f} ms ({gflop / peak * 1e3 / args.seeds:.2f} ms "
         "per seed)"
     )

@@ -4,6 +4,7 @@ difference, and its outcomes on the committed runs of docs/results (TOST at a bo
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from td3x.analysis.equivalence import permutation_text
 from td3x.analysis.fidelity import per_seed_statistics
 from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
 from td3x.analysis.peer import PEER_ROW, peer_comparisons
-from td3x.analysis.two_sample import MAX_LISTED, compare, holm, permutation_test, welch
+from td3x.analysis.two_sample import MAX_LISTED, compare, holm, lexicographic_subsets, permutation_test, welch
 
 # ---------------------------------------------------------------------------------------------------- the fidelity test
 T_975_DF4, T_95_DF4 = 2.776445, 2.131847  # Student-t quantiles with 4 degrees of freedom, from any table
@@ -80,6 +81,16 @@ def test_the_permutation_test_lists_in_chunks_and_refuses_more_than_it_can_list(
     many = permutation_test(np.arange(32.0), np.arange(10.0))
     assert np.isnan(many.p) and many.relabellings == math.comb(42, 10) > MAX_LISTED
     assert permutation_text(many, 0.05) == f"n/a: {math.comb(42, 10)} relabellings, too many to list"
+
+
+@pytest.mark.parametrize(("size", "k"), [(4, 2), (5, 1), (5, 5), (9, 4), (12, 6)])
+def test_the_relabellings_are_listed_in_itertools_order(size: int, k: int) -> None:
+    """The observed labelling first, then as itertools.combinations lists them (so a chunk boundary falls where it
+    did); (4, 2) by hand: 01 02 03 12 13 23."""
+    listed = lexicographic_subsets(size, k)
+    assert listed.tolist() == [list(subset) for subset in itertools.combinations(range(size), k)]
+    if (size, k) == (4, 2):
+        assert listed.tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
 
 
 def test_the_statistics_are_the_mean_over_5k_to_t_the_return_at_t_and_the_mean_after_the_warm_up() -> None:
