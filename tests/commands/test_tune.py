@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers.run_files import without_timing
+from helpers.runs import TINY_NETWORKS
 from helpers.scripts import BIN, exit_code
 from helpers.wandb_records import find_run_files, read_run
 
@@ -30,12 +31,11 @@ from td3x.tuning.space import load_space, space_problems
 
 # a trial: 2 seeds x 300 env steps of Pendulum, evaluated every 100 (about a second)
 TRIAL = (
+    *TINY_NETWORKS,
+    "run.eval_episodes=2",  # the scores the median rule compares, each evaluation on two start states
     "run.total_steps=300",
     "run.eval_every=100",
-    "run.eval_episodes=2",
     "env.random_steps=100",
-    "agent.hidden_sizes=[32,32]",
-    "agent.batch_size=64",
     "run.num_seeds=2",
     "logging.wandb_mode=disabled",
 )
