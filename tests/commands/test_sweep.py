@@ -788,6 +788,7 @@ STUDY_RUNS = Path(__file__).resolve().parents[2] / "docs" / "results" / "seed_st
 STUDY_15K = ["+experiment=seed_study", "env=hopper", "agent=td3_paper", "run.total_steps=15000"]
 
 
+@pytest.mark.results
 def test_the_rate_a_launch_is_costed_at_is_the_committed_measurement_it_names() -> None:
     with COMPUTE_TABLE.open() as file:
         measured = next(
