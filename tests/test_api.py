@@ -10,7 +10,8 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 import torch
-from helpers.scripts import BIN, TINY, k_seed_run
+from helpers.runs import TINY_COMMAND_LINE
+from helpers.scripts import BIN, k_seed_run
 
 import td3x
 from td3x.analysis.cells import row_labels
@@ -60,7 +61,7 @@ def test_a_composed_config_carries_its_group_choices_as_a_field_no_key() -> None
 
 @pytest.mark.slow
 def test_a_config_trained_through_the_api_and_the_command_line_shares_one_report_row(tmp_path: Path) -> None:
-    overrides = ["ablation=no_twin", "run.total_steps=200", "run.eval_every=100", "env.random_steps=100", *TINY]
+    overrides = [*TINY_COMMAND_LINE, "ablation=no_twin"]
     config = td3x.compose(overrides)
     td3x.train(config, tmp_path / "api")
     command = [BIN / "td3x-train", *overrides, "seed=1", f"hydra.run.dir={tmp_path / 'cli'}"]

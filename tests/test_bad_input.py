@@ -25,7 +25,6 @@ from td3x.config.overrides import override_problems
 from td3x.config.schema import ConfigError
 from td3x.rundir.checkpoint import CheckpointError
 
-TINY = TINY_COMMAND_LINE
 MAINS = {
     "td3x-sweep": td3x.commands.sweep.main,
     "td3x-eval": td3x.commands.eval.main,
@@ -72,7 +71,7 @@ def assert_refused(result: subprocess.CompletedProcess[str], code: int, *lines: 
 def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny finished run dir (seconds), shared by the module's tests: copy it before changing it."""
     cwd = tmp_path_factory.mktemp("trained")
-    result = cli("td3x-train", *TINY, "hydra.run.dir=run", cwd=cwd)
+    result = cli("td3x-train", *TINY_COMMAND_LINE, "hydra.run.dir=run", cwd=cwd)
     assert result.returncode == 0, result.stderr
     return cwd / "run"
 
@@ -518,11 +517,11 @@ class TestWrongKindOfPath:
             ),
             (("td3x-sweep", "rerun", "afile"), "td3x-sweep: afile is a file: td3x-sweep rerun takes a sweep dir"),
             (
-                ("td3x-train", *TINY, "hydra.run.dir=afile"),
+                ("td3x-train", *TINY_COMMAND_LINE, "hydra.run.dir=afile"),
                 "config error: hydra.run.dir=afile is a file, not a directory: name a dir (it is created if missing)",
             ),
             (
-                ("td3x-train", "-m", *TINY, "hydra.sweep.dir=afile/sweep"),
+                ("td3x-train", "-m", *TINY_COMMAND_LINE, "hydra.sweep.dir=afile/sweep"),
                 "config error: hydra.sweep.dir=afile/sweep lies below afile, which is a file, not a directory: name a "
                 "dir (it is created if missing)",
             ),

@@ -25,7 +25,6 @@ from td3x.config.overrides import hydra_quoted, hydra_text
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent
-TINY = TINY_COMMAND_LINE
 ODD = "é a=b,c"  # a valid dir name: Hydra's grammar refuses é and = bare, and reads a comma as a sweep
 
 
@@ -68,7 +67,7 @@ class TestDirNamesHydraRefusesBare:
     @pytest.mark.slow
     def test_train_resume_status_of_a_run_dir(self, tmp_path: Path) -> None:
         run_dir = f"my runs/{ODD}"
-        assert_clean(cli("td3x-train", *TINY, f"hydra.run.dir={run_dir}", cwd=tmp_path))
+        assert_clean(cli("td3x-train", *TINY_COMMAND_LINE, f"hydra.run.dir={run_dir}", cwd=tmp_path))
         assert (tmp_path / run_dir / "config.yaml").is_file()
         resumed = cli("td3x-resume", run_dir, cwd=tmp_path)
         assert_clean(resumed)
@@ -80,7 +79,7 @@ class TestDirNamesHydraRefusesBare:
     @pytest.mark.slow
     def test_a_multirun_sweep_dir_then_status_and_rerun(self, tmp_path: Path) -> None:
         sweep = f"sweeps/{ODD}"
-        assert_clean(cli("td3x-train", "-m", *TINY, "seed=0", f"hydra.sweep.dir={sweep}", cwd=tmp_path))
+        assert_clean(cli("td3x-train", "-m", *TINY_COMMAND_LINE, "seed=0", f"hydra.sweep.dir={sweep}", cwd=tmp_path))
         status = cli("td3x-sweep", "status", sweep, cwd=tmp_path)
         assert_clean(status)
         assert "1 complete" in status.stdout
@@ -91,7 +90,7 @@ class TestDirNamesHydraRefusesBare:
 def odd_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A one-trial study in a dir Hydra's grammar refuses bare (before: refused, as its W&B group)."""
     cwd = tmp_path_factory.mktemp("study")
-    result = cli("td3x-tune", ODD, *TINY, "--trials", "1", "--fresh-seeds", "0", cwd=cwd)
+    result = cli("td3x-tune", ODD, *TINY_COMMAND_LINE, "--trials", "1", "--fresh-seeds", "0", cwd=cwd)
     assert_clean(result)
     return cwd / ODD
 
@@ -108,7 +107,8 @@ def test_td3x_tune_takes_a_study_dir_hydra_refuses_bare(odd_study: Path) -> None
 class TestHomeDir:
     def test_every_tool_reads_a_quoted_tilde_as_home(self, tmp_path: Path) -> None:
         home = tmp_path / "home"
-        assert_clean(cli("td3x-train", *TINY, "hydra.run.dir=~/runs/a", cwd=tmp_path))  # before: a ./~ folder
+        # before: a ./~ folder
+        assert_clean(cli("td3x-train", *TINY_COMMAND_LINE, "hydra.run.dir=~/runs/a", cwd=tmp_path))
         assert (home / "runs" / "a" / "config.yaml").is_file()
         for command, *arguments in (
             ("td3x-resume", "~/runs/a"),
@@ -117,7 +117,7 @@ class TestHomeDir:
         ):
             assert_clean(cli(command, *arguments, cwd=tmp_path))
         assert (home / "report" / "report.md").is_file()
-        listed = cli("td3x-sweep", "list", *TINY, "seed=0,1", "hydra.sweep.dir=~/sweep", cwd=tmp_path)
+        listed = cli("td3x-sweep", "list", *TINY_COMMAND_LINE, "seed=0,1", "hydra.sweep.dir=~/sweep", cwd=tmp_path)
         assert_clean(listed)
         assert listed.stdout.count(f"{home}/sweep/") == 2
         assert sorted(path.name for path in tmp_path.iterdir()) == ["home"]
@@ -126,7 +126,7 @@ class TestHomeDir:
         nobody = "~td3x_no_such_user"
         cases = [
             (
-                ("td3x-train", *TINY, f"hydra.run.dir={nobody}/run"),
+                ("td3x-train", *TINY_COMMAND_LINE, f"hydra.run.dir={nobody}/run"),
                 f"config error: hydra.run.dir={nobody}/run: {nobody} is no user's home dir on this machine: write "
                 "the dir's full path",
             ),
@@ -139,7 +139,7 @@ class TestHomeDir:
         monkeypatch.setenv("TD3X_TEST_TILDE", "~/run")  # a ~ only composition reveals, as from a config file
         cases.append(
             (
-                ("td3x-train", *TINY, "hydra.run.dir=${oc.env:TD3X_TEST_TILDE}"),
+                ("td3x-train", *TINY_COMMAND_LINE, "hydra.run.dir=${oc.env:TD3X_TEST_TILDE}"),
                 "config error: hydra.run.dir=~/run starts with ~, which Hydra does not expand (it would make a "
                 "folder named ~ here): write the home dir's path, or ${oc.env:HOME} in a config file",
             )
@@ -160,7 +160,7 @@ class TestCutJournal:
         journal = study / "study.journal"
         whole = journal.read_bytes().count(b"\n")
         journal.write_bytes(journal.read_bytes()[:-20])  # the last record's write stopped by a crash
-        result = cli("td3x-tune", ODD, *TINY, "--trials", "2", "--fresh-seeds", "0", cwd=tmp_path)
+        result = cli("td3x-tune", ODD, *TINY_COMMAND_LINE, "--trials", "2", "--fresh-seeds", "0", cwd=tmp_path)
         assert_clean(result)  # before: Optuna appended onto the cut record, and a JSONDecodeError traceback
         warnings = [line for line in result.stderr.splitlines() if "WARNING" in line]
         assert len(warnings) == 1
@@ -177,7 +177,7 @@ class TestCutJournal:
         lines = journal.read_text().splitlines(keepends=True)
         journal.write_text("".join([*lines[:3], lines[3][:30] + "\n", *lines[4:]]))
         before = journal.read_bytes()
-        result = cli("td3x-tune", ODD, *TINY, "--trials", "2", "--fresh-seeds", "0", cwd=tmp_path)
+        result = cli("td3x-tune", ODD, *TINY_COMMAND_LINE, "--trials", "2", "--fresh-seeds", "0", cwd=tmp_path)
         assert (result.returncode, result.stderr.splitlines()) == (
             2,
             [

@@ -72,6 +72,7 @@ def test_a_table_that_scrolls_pins_each_line_s_first_cell() -> None:
     assert rules[".md-typeset__table table:not([class])"]["overflow"] == "visible"
 
 
+@pytest.mark.results
 @pytest.mark.parametrize("page", RESULTS_PAGES, ids=[str(p.relative_to(DOCS)) for p in RESULTS_PAGES])
 def test_a_results_page_shows_its_verdicts_before_its_numbers(page: Path) -> None:
     """A table too wide to show whole has its verdicts within its first columns, before the numbers that scroll."""

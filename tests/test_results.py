@@ -27,6 +27,7 @@ from td3x.analysis.runs import Run, find_runs
 from td3x.commands.report import main as report_main
 from td3x.rundir.layout import is_timing_column
 
+pytestmark = pytest.mark.results  # every test here checks docs/results (pyproject.toml's markers)
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 _GLANCE = importlib.util.spec_from_file_location("glance", RESULTS / "glance.py")

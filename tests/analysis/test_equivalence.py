@@ -112,6 +112,7 @@ def committed() -> Report:
     return build_report([COMMITTED_RUNS], Settings(reps=20, bounds=PEER_BOUNDS))
 
 
+@pytest.mark.results
 def test_the_mdds_are_the_preregistrations_post_hoc_ones(committed: Report) -> None:
     """The MDD column at the published cells: n seeds against the authors' 10 at the authors' SD (fidelity), and
     td3x's 5 against SB3's 3 at the pilots' SDs (peer), as the file's post_hoc block computes them."""
@@ -125,6 +126,7 @@ def test_the_mdds_are_the_preregistrations_post_hoc_ones(committed: Report) -> N
         assert round(peers[env_id].equivalence.mdd, 2) == numbers["mdd_alpha"], env_id
 
 
+@pytest.mark.results
 def test_the_committed_cells_equivalence_and_permutation(committed: Report) -> None:
     """At 0.2 × the authors' mean, post hoc: no TD3 cell but InvertedPendulum shows equivalence after Holm; on
     Hopper and Walker2d the 90% interval is wider than the bound. SB3 on Ant: the exact permutation p is 1/286."""
@@ -155,6 +157,7 @@ WITHOUT_WARMUP = {
 }
 
 
+@pytest.mark.results
 def test_the_sensitivity_table_reproduces_the_audits_numbers(committed: Report) -> None:
     cells = {(f.row, f.env_id): f for f in committed.fidelity}
     for key, (difference, p) in WITHOUT_WARMUP.items():
@@ -165,6 +168,7 @@ def test_the_sensitivity_table_reproduces_the_audits_numbers(committed: Report) 
     assert hopper.after_warmup.test.p == hopper.run_mean.test.p
 
 
+@pytest.mark.results
 def test_the_peer_sensitivity_table_compares_the_means_after_the_warm_up_unadjusted(committed: Report) -> None:
     cells = {(f.row, f.env_id): f for f in committed.fidelity}
     primary = [(c.row, c.env_id) for c in committed.peers]

@@ -200,6 +200,7 @@ COMMITTED = {
 }
 
 
+@pytest.mark.results
 def test_the_committed_runs_outcomes() -> None:
     """TD3 (td3_paper, 5 seeds) differs from the authors on Ant alone (mostly the warm-up), and SB3's TD3 on Ant
     is about as far above them (+152.81 against +166.75) without reaching α by Welch's test, while the exact

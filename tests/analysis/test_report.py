@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 from helpers.report_runs import EVAL_EVERY, N_EVALS, REPS, curve, write_run
+from helpers.runs import TINY_NETWORKS
 from helpers.wandb_records import find_run_files, read_run
 from scipy import stats
 
@@ -448,13 +449,13 @@ def test_report_on_a_real_sweep(
     from td3x.training.run import run
 
     tiny = (
+        *TINY_NETWORKS,
         "run.total_steps=600",
         "run.eval_every=200",
         "run.eval_episodes=2",
         "env.random_steps=300",
         "run.log_every=200",
     )
-    tiny += ("agent.hidden_sizes=[16,16]", "agent.batch_size=32")
     for ablation in ("none", "no_twin"):
         for seed in (0, 1):
             config = make_config(*tiny, f"seed={seed}", f"ablation={ablation}")

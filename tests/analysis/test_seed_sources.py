@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from helpers.runs import TINY_NETWORKS
 from helpers.sweeps import td3x
 from scipy import stats
 
@@ -31,8 +32,7 @@ STUDY = (
     "run.eval_every=200",
     "run.eval_episodes=2",
     "env.random_steps=200",
-    "agent.hidden_sizes=[16,16]",
-    "agent.batch_size=32",
+    *TINY_NETWORKS,
 )
 
 

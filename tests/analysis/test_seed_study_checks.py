@@ -51,6 +51,7 @@ def test_the_determinism_control_is_bit_identity_not_a_spread() -> None:
     assert frame.loc[REPEAT].tolist()[:4] == ["2", "bit-identical: yes", "—", "—"]
 
 
+@pytest.mark.results
 def test_the_power_of_5_runs_against_5_is_the_one_first_stated_for_the_seed_study() -> None:
     """study_power(5) gives the post-hoc figures the pre-registration file recorded for the first seed study."""
     recorded = yaml.safe_load((ROOT / "docs" / "results" / "preregistration.yaml").read_text())["post_hoc"]

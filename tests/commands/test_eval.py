@@ -18,7 +18,7 @@ import gymnasium as gym
 import imageio.v3 as iio
 import numpy as np
 import pytest
-from helpers.runs import TINY, train_tiny
+from helpers.runs import TINY_TRAINED, train_tiny
 from helpers.scripts import exit_code
 from helpers.wandb_records import read_segments
 
@@ -226,7 +226,7 @@ def test_videos_during_training_reach_wandb_and_never_change_the_numbers(
     plain = train_tiny(make_config, tmp_path / "plain", *offline)
     assert without_timing(filmed / "eval.csv") == without_timing(plain / "eval.csv")
     assert without_timing(filmed / "metrics.jsonl") == without_timing(plain / "metrics.jsonl")
-    first_seed = make_config(*TINY).eval_seed  # evaluation episode 0's reset seed
+    first_seed = make_config(*TINY_TRAINED).eval_seed  # evaluation episode 0's reset seed
     assert sorted(path.name for path in (filmed / "videos").glob("*.mp4")) == [
         f"step{step}_seed{first_seed}.mp4" for step in (0, 300, 600)
     ]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from helpers.read_only import read_only_dir
-from helpers.scripts import TINY, exit_code
+from helpers.runs import TINY_LENGTH, TINY_NETWORKS
+from helpers.scripts import exit_code
 
 import td3x
 from td3x.commands.eval import main
@@ -25,7 +26,8 @@ FOLDER = "is a folder, where td3x-eval writes a file: move it away"
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny Pendulum run, trained once; each test evaluates a copy of it."""
     run_dir = tmp_path_factory.mktemp("eval_outputs") / "run"
-    config = td3x.compose(["run.total_steps=300", "run.eval_every=100", "env.random_steps=100", *TINY])
+    # two evaluation episodes: --video-episodes 2 records the second, and more than 2 are refused naming the run's 2
+    config = td3x.compose([*TINY_NETWORKS, "run.eval_episodes=2", *TINY_LENGTH, "logging.wandb_mode=disabled"])
     assert td3x.train(config, run_dir)["steps"] == 300
     return run_dir
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.not_installed import run_without
-from helpers.scripts import TINY
+from helpers.runs import TINY_COMMAND_LINE
 from hydra.core.global_hydra import GlobalHydra
 
 import td3x
@@ -76,7 +76,7 @@ def test_a_launcher_without_its_plugin_names_the_extra(
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny Pendulum run, trained once; each test evaluates a copy of it."""
     run_dir = tmp_path_factory.mktemp("extras") / "run"
-    config = td3x.compose(["run.total_steps=300", "run.eval_every=100", "env.random_steps=100", *TINY])
+    config = td3x.compose(list(TINY_COMMAND_LINE))
     assert td3x.train(config, run_dir)["steps"] == 300
     return run_dir
 

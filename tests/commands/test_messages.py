@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.runs import TINY
 
 from td3x.commands import train_and_report
 from td3x.commands.train_and_report import last10_label
@@ -18,8 +19,6 @@ from td3x.training import progress
 from td3x.training.loop import RunInterrupted
 from td3x.training.progress import Progress, evaluations_left
 from td3x.training.run import run, start_line
-
-TINY = ("run.total_steps=300", "env.random_steps=100", "run.eval_every=150", "run.eval_episodes=1")
 
 
 class TestProgress:

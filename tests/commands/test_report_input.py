@@ -17,18 +17,12 @@ from typing import IO
 
 import pandas as pd
 import pytest
+from helpers.runs import TINY_SIZES
 
 from td3x.commands.report import STAGING_PREFIX, main
 
-TINY = (
-    "env=pendulum",
-    "run.eval_every=100",
-    "run.eval_episodes=2",
-    "env.random_steps=100",
-    "agent.hidden_sizes=[32,32]",
-    "agent.batch_size=64",
-    "logging.wandb_mode=disabled",
-)
+# a tiny Pendulum run evaluated every 100 steps, its length and W&B mode given beside
+RUN = ("env=pendulum", *TINY_SIZES, "env.random_steps=100", "run.eval_every=100")
 FAST = ("--reps", "50", "--plotly", "none")  # the report's options that keep it to seconds
 
 
@@ -52,9 +46,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("report_input") / "runs"
     environment = {key: value for key, value in os.environ.items() if not key.startswith("WANDB_")}
     for name, steps, seed in (("long", 300, 0), ("short", 200, 1)):
-        command = [sys.executable, "-m", "td3x.commands.train", *TINY, f"run.total_steps={steps}", f"seed={seed}"]
+        command = [sys.executable, "-m", "td3x.commands.train", *RUN, f"run.total_steps={steps}", f"seed={seed}"]
         result = subprocess.run(
-            [*command, f"hydra.run.dir={root / name}"], capture_output=True, text=True, timeout=300, env=environment
+            [*command, "logging.wandb_mode=disabled", f"hydra.run.dir={root / name}"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=environment,
         )
         assert result.returncode == 0, result.stderr
     return root
@@ -265,7 +263,7 @@ def test_wandb_mode_is_checked_up_front_as_td3x_train_checks_it(
     monkeypatch.setenv("WANDB_MODE", mode)
     line = f"logging.wandb_mode={mode!r} is not allowed: must be one of online, offline, disabled"
     result = subprocess.run(  # td3x-train's own line for this WANDB_MODE: td3x-report's says the same
-        [sys.executable, "-m", "td3x.commands.train", *TINY[:-1], f"hydra.run.dir={tmp_path / 'train'}"],
+        [sys.executable, "-m", "td3x.commands.train", *RUN, f"hydra.run.dir={tmp_path / 'train'}"],
         capture_output=True,
         text=True,
         timeout=300,

@@ -26,7 +26,7 @@ import pytest
 import torch
 import yaml
 from helpers.run_files import assert_same_run, signal_at, without_timing
-from helpers.runs import TINY
+from helpers.runs import STOPPABLE_SIZES, TINY_COMMAND_LINE, TINY_SIZES
 from helpers.scripts import BIN, k_seed_run
 from helpers.wandb_records import find_run_files, read_run
 
@@ -49,9 +49,7 @@ RUN = (
     "run.checkpoint_every=300",
     "run.log_every=200",
     "env.random_steps=300",
-    "run.eval_episodes=2",
-    "agent.hidden_sizes=[32,32]",
-    "agent.batch_size=64",
+    *STOPPABLE_SIZES,
 )
 
 
@@ -327,7 +325,7 @@ def test_td3x_resume_finds_a_k_seeds_process_from_its_dir_or_a_seed_dir(k_seed_r
 
 def test_td3x_resume_continues_a_run_started_with_resume_never(tmp_path: Path) -> None:
     """``run.resume=never`` guards a launch against an existing dir; td3x-resume is asked to continue it."""
-    overrides = ["run.total_steps=300", "run.eval_every=300", "env.random_steps=200", "run.resume=never", *TINY]
+    overrides = [*TINY_COMMAND_LINE, "run.resume=never"]
     td3x.train(td3x.compose(overrides), tmp_path)
     with pytest.raises(resume.ResumeError, match=r"run\.resume=never"):  # td3x-train's guard holds
         td3x.train(td3x.compose(overrides), tmp_path)
@@ -376,7 +374,8 @@ def test_a_run_trained_on_a_gpu_goes_on_on_the_cpu_with_run_device_cpu_and_says_
     gives the command that works, and that command continues the run on the CPU: a new sitting in provenance.json,
     one warning in train.log, the rows before the stop kept, and the same numbers from one checkpoint every time."""
     run_dir = tmp_path / "run"
-    config = make_config(*TINY, "run.total_steps=800", "run.eval_every=200", "run.checkpoint_every=200")
+    overrides = ("run.total_steps=800", "run.eval_every=200", "env.random_steps=300", "run.checkpoint_every=200")
+    config = make_config(*TINY_SIZES, *overrides)
     signal_at(monkeypatch, 330)
     with pytest.raises(RunInterrupted):
         td3x.train(config, run_dir)
@@ -456,7 +455,7 @@ def test_td3x_resume_refuses_what_td3x_train_refuses_on_this_machine(tmp_path: P
 @pytest.mark.slow
 def test_td3x_resume_of_a_sigkilled_sweep_job_equals_the_job_uninterrupted(tmp_path: Path) -> None:
     def sweep_command(sweep_dir: Path) -> list[str]:
-        return [str(BIN / "td3x-train"), *SWEEP, *TINY[:3], f"hydra.sweep.dir={sweep_dir}"]
+        return [str(BIN / "td3x-train"), *SWEEP, *TINY_SIZES, f"hydra.sweep.dir={sweep_dir}"]
 
     # the two sweep dirs share their name, the W&B group a sweep gets by default (config.yaml records it)
     straight_dir, killed_dir = tmp_path / "straight" / "sweep", tmp_path / "killed" / "sweep"

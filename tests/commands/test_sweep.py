@@ -26,10 +26,11 @@ import pytest
 import yaml
 from helpers.report_runs import curve, write_run
 from helpers.run_files import assert_same_run, signal_at, without_timing
+from helpers.runs import TINY_SIZES
 from helpers.scripts import BIN, exit_code
 from helpers.sweeps import (
     ONE_CLUSTER_AT_A_TIME,
-    TINY,
+    STOPPABLE_JOB,
     _last_eval_step,
     _wait_for,
     _weights,
@@ -56,16 +57,9 @@ from td3x.training.run import run
 __all__ = ["slurm_cluster"]  # a fixture, imported so that this module's tests can use it
 
 MakeConfig = Callable[..., TrainConfig]
-SWEEP = (
-    "-m",
-    "seed=0,1",
-    "run.total_steps=900",
-    "run.eval_every=200",
-    "env.random_steps=300",
-    "run.eval_episodes=1",
-    "agent.hidden_sizes=[32,32]",
-    "agent.batch_size=64",
-)
+# 900 steps of Pendulum, updates from step 300, evaluations every 200 steps
+LENGTH = ("run.total_steps=900", "run.eval_every=200", "env.random_steps=300")
+SWEEP = ("-m", "seed=0,1", *LENGTH, *TINY_SIZES)
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +162,7 @@ def test_mujoco_s_warnings_go_to_the_log_once_per_process_and_no_file_is_written
     assert SETTOTALMASS not in listed.stdout + listed.stderr and not list(cwd.iterdir())  # creates nothing
 
     sweep_dir = tmp_path / "sweep"
-    short = ("run.total_steps=300", "run.eval_every=300", "run.eval_episodes=1", "agent.hidden_sizes=[16,16]")
+    short = (*TINY_SIZES, "run.total_steps=300", "run.eval_every=300")
     launched = td3x(
         "td3x.commands.train", "-m", "env=halfcheetah", "seed=0,1", *short, f"hydra.sweep.dir={sweep_dir}", cwd=cwd
     )
@@ -339,7 +333,7 @@ def test_a_sweep_dir_is_given_back_to_hydra_whole_even_with_a_comma_or_quote_in_
     assert job.run_dir == odd / "pendulum/none/seed=3"
 
 
-STATUS_RUN = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=1", "env.random_steps=300")
+STATUS_RUN = (*TINY_SIZES, "env.random_steps=300")
 
 
 def test_status_of_a_failed_run_gives_its_reason(
@@ -648,7 +642,7 @@ def test_the_slurm_launcher_asks_for_the_cores_the_job_trains_on() -> None:
 
 # ---------------------------------------------------------------------- a stacked sweep's life (slow: trains)
 # table2_smoke itself (its sweeper params make each job stacked), shrunk to two rows on Pendulum
-SMOKE = ("+experiment=table2_smoke", "env=pendulum", "ablation=none,ahe", *TINY[1:], "run.total_steps=900")
+SMOKE = ("+experiment=table2_smoke", "env=pendulum", "ablation=none,ahe", *LENGTH, *TINY_SIZES)
 
 
 @pytest.fixture(scope="module")
@@ -719,7 +713,7 @@ def test_a_preempted_stacked_slurm_job_resumes_and_ends_bit_identical(tmp_path: 
     requeues it, the process resumes both seeds from its checkpoint, and every seed ends as in the same job run
     uninterrupted (eval.csv, final weights and targets, the process checkpoint's agent)."""
     sweep_dir = tmp_path / "sweep"
-    learning = (*TINY[1:], "run.total_steps=2400", "run.num_seeds=2", "seed=0")
+    learning = (*STOPPABLE_JOB, "run.total_steps=2400", "run.num_seeds=2", "seed=0")
     overrides = (
         "hydra/launcher=submitit_slurm",
         "hydra.launcher.timeout_min=30",  # > 10: a USR2 well before the limit counts as a preemption
@@ -794,6 +788,7 @@ STUDY_RUNS = Path(__file__).resolve().parents[2] / "docs" / "results" / "seed_st
 STUDY_15K = ["+experiment=seed_study", "env=hopper", "agent=td3_paper", "run.total_steps=15000"]
 
 
+@pytest.mark.results
 def test_the_rate_a_launch_is_costed_at_is_the_committed_measurement_it_names() -> None:
     with COMPUTE_TABLE.open() as file:
         measured = next(
@@ -846,15 +841,7 @@ def test_td3x_train_prints_the_cost_before_the_first_job_starts(tmp_path: Path) 
 # ---------------------------------------------------------------------- bad input: one line, nothing trained or made
 # the brief's tiny runs: 300 steps, updates from step 100; evaluated every 100 and every 200 steps, the second shorter
 # than the 2 run.eval_every + 1 = 401 steps recheck re-runs by default
-SHORT = (
-    "env=pendulum",
-    "run.total_steps=300",
-    "run.eval_episodes=2",
-    "env.random_steps=100",
-    "agent.hidden_sizes=[32,32]",
-    "agent.batch_size=64",
-    "logging.wandb_mode=disabled",
-)
+SHORT = ("env=pendulum", "run.total_steps=300", "env.random_steps=100", *TINY_SIZES, "logging.wandb_mode=disabled")
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.read_only import read_only_dir
+from helpers.runs import TINY_COMMAND_LINE, TINY_SIZES
 from helpers.scripts import BIN
 from helpers.wandb_records import find_run_files, read_run
 
@@ -23,8 +24,6 @@ from td3x.commands.train import help_text, main
 from td3x.config.schema import ConfigError
 
 RUN_FILES = {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt", "wandb"}
-SHORT = ("run.eval_episodes=2", "agent.hidden_sizes=[32,32]", "agent.batch_size=64")
-TINY = ("run.total_steps=300", "env.random_steps=100", "run.eval_every=150", "run.eval_episodes=1")
 
 
 def train(*overrides: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -94,7 +93,7 @@ def test_multirun_gives_each_job_its_own_dir_and_wandb_run_in_the_sweeps_group(t
         "run.total_steps=400",
         "run.eval_every=200",
         "env.random_steps=300",
-        *SHORT,
+        *TINY_SIZES,
         f"hydra.sweep.dir={tmp_path}",
     )
     assert result.returncode == 0, result.stderr
@@ -113,7 +112,7 @@ def test_multirun_gives_each_job_its_own_dir_and_wandb_run_in_the_sweeps_group(t
 
 NO_UPDATE = (
     "run.total_steps=300 makes no update: updates start at env step 300 (max(env.random_steps=300, "
-    "agent.batch_size=64)), so every evaluation is of the untrained policy, whatever the agent or ablation; train "
+    "agent.batch_size=32)), so every evaluation is of the untrained policy, whatever the agent or ablation; train "
     "more than 300 steps for the agent to learn"
 )
 
@@ -125,7 +124,7 @@ def test_a_run_too_short_to_update_warns_at_its_start_and_in_the_line_its_multir
         "run.total_steps=300,400",
         "run.eval_every=100",
         "env.random_steps=300",
-        *SHORT,
+        *TINY_SIZES,
         f"hydra.sweep.dir={tmp_path}",
     )
     assert result.returncode == 0, result.stderr
@@ -177,11 +176,11 @@ def test_hydra_composition_errors_name_the_key(tmp_path: Path) -> None:
 
 def test_a_refused_job_in_a_multirun_is_named_before_any_job_starts(tmp_path: Path) -> None:
     sweep_dir = tmp_path / "sweep"
-    result = train("-m", "agent.tau=0.5,1.5", "run.total_steps=300", *SHORT, f"hydra.sweep.dir={sweep_dir}")
+    result = train("-m", "agent.tau=0.5,1.5", "run.total_steps=300", *TINY_SIZES, f"hydra.sweep.dir={sweep_dir}")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"config error: job 1 ({sweep_dir}/pendulum/none/agent.batch_size=64,agent.hidden_sizes=[32,32],agent.tau=1.5,"
-        "run.eval_episodes=2,run.total_steps=300): "
+        f"config error: job 1 ({sweep_dir}/pendulum/none/agent.batch_size=32,agent.hidden_sizes=[16,16],agent.tau=1.5,"
+        "run.eval_episodes=1,run.total_steps=300): "
         "agent.tau=1.5 is not allowed: must be in (0, 1]"
     ]
     assert not sweep_dir.exists()  # job 0, whose config is fine, did not start either
@@ -194,7 +193,7 @@ def read_only(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_a_sweep_on_a_read_only_disk_is_refused_before_any_job_starts(read_only: Path) -> None:
-    result = train("-m", "seed=0,1", "run.total_steps=300", *SHORT, f"hydra.sweep.dir={read_only}/sweep")
+    result = train("-m", "seed=0,1", "run.total_steps=300", *TINY_SIZES, f"hydra.sweep.dir={read_only}/sweep")
     assert (result.returncode, result.stderr.splitlines()) == (
         2,
         [
@@ -210,7 +209,7 @@ def test_training_survives_a_broken_wandb(tmp_path: Path) -> None:
     run_dir.mkdir()
     (run_dir / "wandb").write_text("a file where W&B wants its directory")
     result = train(
-        "run.total_steps=400", "run.eval_every=200", "env.random_steps=300", *SHORT, f"hydra.run.dir={run_dir}"
+        "run.total_steps=400", "run.eval_every=200", "env.random_steps=300", *TINY_SIZES, f"hydra.run.dir={run_dir}"
     )
     assert result.returncode == 0, result.stderr
     assert (result.stdout + result.stderr).count("wandb start failed") == 1
@@ -492,7 +491,7 @@ def test_a_run_is_checked_and_composed_once(tmp_path: Path) -> None:
     """Before: the override text checked twice, the config composed four times (td3x's sweep config and job, Hydra's
     mode and run), range-checked three times, the machine checked twice. The run dir (a timestamp here) is the one
     the checks named."""
-    passes = counted_passes(*TINY, "logging.wandb_mode=disabled", cwd=tmp_path)
+    passes = counted_passes(*TINY_COMMAND_LINE, cwd=tmp_path)
     assert passes == {"code": 0, "override text checks": 1, "compositions": 1, "range checks": 1, "machine checks": 1}
     (run_dir,) = (tmp_path / "outputs" / "runs").iterdir()
     assert {"config.yaml", "eval.csv", "summary.json", ".hydra", "train.log"} <= {p.name for p in run_dir.iterdir()}
@@ -513,7 +512,7 @@ def test_a_single_run_is_the_run_hydra_itself_would_make(tmp_path: Path) -> None
     the timing columns), and a callback of ``hydra.callbacks`` called alike."""
     callback = "+hydra.callbacks.log_return._target_=hydra.experimental.callbacks.LogJobReturnCallback"
     runs = {
-        path: train(*extra, *TINY, callback, "logging.wandb_mode=disabled", f"hydra.run.dir={tmp_path / path}")
+        path: train(*extra, *TINY_COMMAND_LINE, callback, f"hydra.run.dir={tmp_path / path}")
         for path, extra in (("td3x", ()), ("hydra", ("--config-name", "train")))
     }
     assert all(result.returncode == 0 for result in runs.values()), [r.stderr for r in runs.values()]

@@ -1,7 +1,8 @@
 """td3x-tune (td3x.commands.tune, td3x.tuning): a Pendulum study of K=2 seeds per trial through the real console script,
 with a search space built so that a trial must be pruned, its scores and pruning read back from the trials' own
 eval.csv, its summary and fresh-seed score; a study SIGKILLed mid-trial and relaunched ends as an uninterrupted one; two
-processes on one journal train each trial once; bad input is one line and exit code 2 before anything trains."""
+processes on one journal train each trial once; bad input is one line and exit code 2 before anything trains. The
+tuning library's own units (scores, search spaces): tests/tuning/."""
 
 from __future__ import annotations
 
@@ -19,23 +20,19 @@ from typing import Any
 import pytest
 import yaml
 from helpers.run_files import without_timing
+from helpers.runs import TINY_NETWORKS
 from helpers.scripts import BIN, exit_code
 from helpers.wandb_records import find_run_files, read_run
 
 from td3x.commands import tune
-from td3x.config.hydra import CONF_DIR
-from td3x.rundir.layout import RunFileError
-from td3x.tuning.scores import mean_interval, score_until
-from td3x.tuning.space import load_space, space_problems
 
 # a trial: 2 seeds x 300 env steps of Pendulum, evaluated every 100 (about a second)
 TRIAL = (
+    *TINY_NETWORKS,
+    "run.eval_episodes=2",  # the scores the median rule compares, each evaluation on two start states
     "run.total_steps=300",
     "run.eval_every=100",
-    "run.eval_episodes=2",
     "env.random_steps=100",
-    "agent.hidden_sizes=[32,32]",
-    "agent.batch_size=64",
     "run.num_seeds=2",
     "logging.wandb_mode=disabled",
 )
@@ -314,33 +311,3 @@ def test_a_relaunch_with_other_settings_is_refused(
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and "holds a study with other settings" in lines[0] and "metric" in lines[0], lines
     assert (study_dir / "study.journal").read_bytes() == journal
-
-
-def test_every_shipped_search_space_is_accepted() -> None:
-    for path in sorted((CONF_DIR / "search").glob("*.yaml")):
-        assert space_problems(load_space(path.stem), list(TRIAL), path.name) == [], path
-
-
-# ---------------------------------------------------------------------- scores, by hand
-def test_each_metric_of_a_seed_from_its_eval_csv(tmp_path: Path) -> None:
-    rows = [(0, -10.0), *((100 * i, float(i)) for i in range(1, 12))]  # step 0, then returns 1 .. 11
-    (tmp_path / "eval.csv").write_text("step,return_mean\n" + "".join(f"{s},{r}\n" for s, r in rows))
-    assert score_until(tmp_path, "mean_return", None) == pytest.approx((-10 + 66) / 12)
-    assert score_until(tmp_path, "final_return", None) == 11.0
-    assert score_until(tmp_path, "last10_return", None) == pytest.approx(6.5)  # 2 .. 11
-    assert score_until(tmp_path, "mean_return", 200) == pytest.approx((-10 + 1 + 2) / 3)  # a running score
-
-
-def test_a_seed_s_eval_csv_that_repeats_a_step_is_refused_naming_it(tmp_path: Path) -> None:
-    """The tuner reads eval.csv through the report's reader: a repeated evaluation would be scored twice."""
-    (tmp_path / "eval.csv").write_text("step,return_mean\n0,-10.0\n100,1.0\n100,1.0\n200,2.0\n")
-    with pytest.raises(RunFileError, match=r"eval.csv has step 100 on line 4 after step 100 on line 3"):
-        score_until(tmp_path, "mean_return", None)
-    (tmp_path / "eval.csv").write_text("step,return_mean\n0,-10.0\n100,oops\n")
-    with pytest.raises(RunFileError, match=r"has 'oops' in its return_mean column, not a number"):
-        score_until(tmp_path, "final_return", 100)
-
-
-def test_the_fresh_seed_interval_is_student_t_over_seeds() -> None:
-    mean, low, high = mean_interval([1.0, 3.0])  # sd √2, standard error 1, t(0.975, 1 dof) = 12.7062
-    assert mean == 2.0 and low == pytest.approx(2 - 12.7062, abs=1e-4) and high == pytest.approx(2 + 12.7062, abs=1e-4)

@@ -1,5 +1,5 @@
-"""The console scripts as a user runs them (their dir, their exit codes), tiny overrides, a two-seed run, and the
-repository's scripts/ imported by path."""
+"""The console scripts as a user runs them (their dir, their exit codes), a two-seed run, and the repository's
+scripts/ imported by path."""
 
 from __future__ import annotations
 
@@ -12,19 +12,17 @@ from types import ModuleType
 import pytest
 
 import td3x
+from helpers.runs import TINY_TRAINED
 
 BIN = Path(sys.executable).parent
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-TINY = ("agent.hidden_sizes=[32,32]", "agent.batch_size=64", "run.eval_episodes=2", "logging.wandb_mode=disabled")
 
 
 @pytest.fixture(scope="module")
 def k_seed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A short Pendulum run of two seeds side by side, trained through td3x.train."""
     run_dir = tmp_path_factory.mktemp("api") / "run"
-    config = td3x.compose(
-        ["run.total_steps=600", "run.eval_every=300", "env.random_steps=300", "run.num_seeds=2", *TINY]
-    )
+    config = td3x.compose([*TINY_TRAINED, "run.num_seeds=2", "logging.wandb_mode=disabled"])
     summary = td3x.train(config, str(run_dir))
     assert summary["steps"] == 600 and len(summary["seeds"]) == 2
     return run_dir

@@ -22,20 +22,16 @@ from typing import Any
 import pytest
 import torch
 
+from helpers.runs import STOPPABLE_SIZES, TINY_SIZES
 from td3x.rundir.layout import is_timing_column
 
 SLURM_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "slurm_local.sh"
 
 
-# tiny Pendulum runs: seconds each, updates from step 300, an evaluation every 200 steps
-TINY = (
-    "run.total_steps=600",
-    "run.eval_every=200",
-    "env.random_steps=300",
-    "run.eval_episodes=2",
-    "agent.hidden_sizes=[32,32]",
-    "agent.batch_size=64",
-)
+# a sweep's tiny job: 600 steps of Pendulum, updates from step 300, evaluations at steps 0, 200, 400 and 600
+SWEEP_JOB = (*TINY_SIZES, "run.total_steps=600", "run.eval_every=200", "env.random_steps=300")
+# a job a test stops mid-run, before its length: the sweep job's evaluations and updates (helpers.runs.STOPPABLE_SIZES)
+STOPPABLE_JOB = (*STOPPABLE_SIZES, "run.eval_every=200", "env.random_steps=300")
 
 
 def learned(run_dir: Path) -> list[dict[str, str]]:

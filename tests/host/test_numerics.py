@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from helpers.run_files import without_timing
-from helpers.scripts import BIN, TINY
+from helpers.runs import TINY_SIZES
+from helpers.scripts import BIN
 
 from td3x.analysis.compute import MIXED, capability_text
 from td3x.analysis.runs import Run
@@ -27,8 +28,17 @@ from td3x.rundir.layout import EVAL_FILE, PROVENANCE_FILE
 from td3x.rundir.resume_decision import config_hash
 
 FINGERPRINT = Path(__file__).resolve().parents[1] / "data" / "portable_fingerprint.json"
-# a short Pendulum run whose updates go through MKL's sgemm and ATen's vectorised kernels (400 updates)
-SHORT_RUN = ("run.total_steps=600", "run.eval_every=300", "env.random_steps=200", *TINY)
+# a short Pendulum run whose updates go through MKL's sgemm and ATen's vectorised kernels (400 updates): the run the
+# fingerprint was made of, spelled out as it was made (the test checks it against the file's overrides)
+SHORT_RUN = (
+    "run.total_steps=600",
+    "run.eval_every=300",
+    "env.random_steps=200",
+    "agent.hidden_sizes=[32,32]",
+    "agent.batch_size=64",
+    "run.eval_episodes=2",
+    "logging.wandb_mode=disabled",
+)
 # what chooses kernels from outside: torch's, MKL's and oneDNN's, NumPy's and its OpenBLAS's (and td3x's restart mark)
 OUTSIDE_VARIABLES = (*RECORDED_VARIABLES, RESTARTED_VARIABLE)
 
@@ -106,10 +116,9 @@ def test_a_process_that_computed_first_or_under_the_other_mode_or_unpinned_refus
 @pytest.mark.slow
 def test_td3x_train_refuses_a_mode_its_process_cannot_give_in_one_line(tmp_path: Path) -> None:
     """Under Hydra's basic launcher every job of a sweep shares one process: the second mode's job is refused."""
-    command = [BIN / "td3x-train", "-m", "run.numerics=native,portable", "run.total_steps=5", "env.random_steps=5"]
-    finished = subprocess.run(
-        [*command, *TINY, f"hydra.sweep.dir={tmp_path}"], capture_output=True, text=True, timeout=300
-    )
+    jobs = ("run.numerics=native,portable", "run.total_steps=5", "env.random_steps=5", "logging.wandb_mode=disabled")
+    command = [BIN / "td3x-train", "-m", *jobs, *TINY_SIZES, f"hydra.sweep.dir={tmp_path}"]  # a 5-step job per mode
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert "run.numerics=portable is not allowed here" in finished.stderr
 
 

@@ -19,6 +19,7 @@ from td3x.analysis.runs import find_runs
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"
 PUBLISHED = "11239ac"  # the last commit whose reports the studies' own code made
+pytestmark = pytest.mark.results  # every test here checks docs/results (pyproject.toml's markers)
 
 
 def published(path: str) -> list[dict[str, str]]:

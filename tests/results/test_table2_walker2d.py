@@ -22,6 +22,7 @@ STUDY = ROOT / "docs/results/table2_walker2d"
 REGISTRATION = STUDY / "registration.yaml"
 RUNS = STUDY / "runs"
 HORIZON_VERDICT = ROOT / "docs/results/horizon/report/registration.csv"
+pytestmark = pytest.mark.results  # every test here checks docs/results (pyproject.toml's markers)
 
 
 def git(*args: str) -> str:

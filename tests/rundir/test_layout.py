@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from helpers.runs import TINY
+
 import td3x
 from td3x.config.schema import TrainConfig
 from td3x.rundir.layout import (
@@ -21,14 +23,6 @@ from td3x.rundir.layout import (
 )
 
 MakeConfig = Callable[..., TrainConfig]
-TINY = (
-    "agent.hidden_sizes=[16,16]",
-    "agent.batch_size=32",
-    "run.eval_episodes=1",
-    "run.total_steps=300",
-    "run.eval_every=150",
-    "env.random_steps=100",
-)
 SUMMARY_KEYS = [  # summary.json's keys, in its order
     "status",
     "interrupted",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.runs import TINY_NETWORKS
 
 from td3x.config.schema import EVAL_SEED_BASE, EVAL_SEED_STRIDE, LoggingConfig, RunConfig, TrainConfig
 from td3x.rundir import checkpoint
@@ -19,7 +20,8 @@ from td3x.training.run import run
 
 MakeConfig = Callable[..., TrainConfig]
 
-TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2", "agent.buffer_size=5000")
+# two evaluation episodes, both re-scored by td3x-eval; a buffer of 5000 transitions (the run stores 150), not a million
+RUN = (*TINY_NETWORKS, "run.eval_episodes=2", "agent.buffer_size=5000")
 
 
 def plain_config(seed: int, **run_values: int) -> TrainConfig:
@@ -45,7 +47,7 @@ def test_run_eval_seed_overrides_the_rule_for_every_seed_of_a_process() -> None:
 def test_k_seeds_evaluate_from_their_own_start_states(make_config: MakeConfig, tmp_path: Path) -> None:
     """Each seed of a K-seeds run is evaluated from its own start states, re-scored the same by td3x-eval's default,
     and its training env was reset with its own seed, outside every evaluation set."""
-    run(make_config(*TINY, "run.total_steps=150", "run.num_seeds=2", "env.random_steps=150", "seed=4"), tmp_path)
+    run(make_config(*RUN, "run.total_steps=150", "run.num_seeds=2", "env.random_steps=150", "seed=4"), tmp_path)
     process = checkpoint.load(tmp_path / CHECKPOINT_FILE)
     assert [seed["tape"]["reset_seed"] for seed in process["seeds"]] == [4, 5]  # still in their first episode
     for seed in (4, 5):

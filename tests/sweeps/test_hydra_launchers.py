@@ -26,7 +26,8 @@ import torch
 from helpers.sweeps import (
     ONE_CLUSTER_AT_A_TIME,
     RAY_ENVIRONMENT,
-    TINY,
+    STOPPABLE_JOB,
+    SWEEP_JOB,
     RayCluster,
     _last_eval_step,
     _wait_for,
@@ -178,7 +179,11 @@ def test_joblib_jobs_learn_what_each_seed_learns_alone_even_in_a_reused_worker(
     """3 jobs on 2 loky workers: one worker runs two jobs in a row, so state leaking from one job into the next
     (global RNGs, threads, W&B, env caches) would show as a difference from the seed run alone."""
     result = sweep(
-        "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=0,1,2", *TINY, f"hydra.sweep.dir={tmp_path / 'sweep'}"
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "seed=0,1,2",
+        *SWEEP_JOB,
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Joblib.Parallel(n_jobs=2,backend=loky" in result.stdout + result.stderr
@@ -189,7 +194,9 @@ def test_joblib_jobs_learn_what_each_seed_learns_alone_even_in_a_reused_worker(
     for seed, path in enumerate(dirs):
         assert summary(path)["status"] == "complete"
         assert json.loads((path / "provenance.json").read_text())["torch_threads"] == 1  # run.num_threads, not loky's
-        assert learned(path) == learned(run_alone(seed, *TINY)), f"seed {seed} differs from the same seed run alone"
+        assert learned(path) == learned(run_alone(seed, *SWEEP_JOB)), (
+            f"seed {seed} differs from the same seed run alone"
+        )
 
 
 @pytest.mark.slow
@@ -200,7 +207,7 @@ def test_a_job_whose_critic_blows_up_fails_alone_while_the_other_jobs_finish(tmp
         "hydra/launcher=joblib",  # n_jobs=-1: as many workers as cores
         "agent.critic_lr=3e-4,1e30",
         "run.log_every=100",  # the non-finite check runs on each training-metrics row
-        *TINY,
+        *SWEEP_JOB,
         f"hydra.sweep.dir={tmp_path}",
     )
     assert result.returncode == 1
@@ -215,7 +222,7 @@ def test_a_job_whose_critic_blows_up_fails_alone_while_the_other_jobs_finish(tmp
 # ---------------------------------------------------------------------- submitit_local
 @pytest.mark.slow
 def test_submitit_local_runs_each_job_in_its_own_process_dir_and_wandb_run(tmp_path: Path) -> None:
-    result = sweep("hydra/launcher=submitit_local", "seed=0,1", *TINY, f"hydra.sweep.dir={tmp_path}")
+    result = sweep("hydra/launcher=submitit_local", "seed=0,1", *SWEEP_JOB, f"hydra.sweep.dir={tmp_path}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Submitit 'local' sweep output dir" in result.stdout + result.stderr
     dirs = [job_dir(tmp_path, seed) for seed in (0, 1)]
@@ -240,7 +247,7 @@ def test_a_preempted_slurm_job_requeues_resumes_and_ends_as_if_never_interrupted
     SLURM restarts it in the same dir (SLURM_RESTART_COUNT=1) and td3x resumes from its last checkpoint, redoing
     the steps since, deterministically. The other job of the sweep is not disturbed."""
     sweep_dir = tmp_path / "sweep"
-    learning = (*TINY[1:], "run.total_steps=2400")  # long enough to be caught mid-run
+    learning = (*STOPPABLE_JOB, "run.total_steps=2400")  # long enough to be caught mid-run
     overrides = (
         "hydra/launcher=submitit_slurm",
         # > 10: submitit counts a USR2 after min(0.8 x limit, limit - 10 min) as a timeout, not a preemption
@@ -313,7 +320,7 @@ def test_ray_jobs_on_a_local_ray_learn_what_each_seed_learns_alone_even_in_a_reu
             "+hydra.launcher.ray.init._node_ip_address=127.0.0.1",
             f"+hydra.launcher.ray.init._temp_dir={temp_dir}",
             "seed=0,1,2",
-            *TINY,
+            *SWEEP_JOB,
             f"hydra.sweep.dir={tmp_path / 'sweep'}",
             environment={**RAY_ENVIRONMENT, "WANDB_MODE": "disabled"},
         )
@@ -327,7 +334,9 @@ def test_ray_jobs_on_a_local_ray_learn_what_each_seed_learns_alone_even_in_a_reu
         path = job_dir(tmp_path / "sweep", seed)
         assert summary(path)["status"] == "complete"
         assert json.loads((path / "provenance.json").read_text())["torch_threads"] == 1
-        assert learned(path) == learned(run_alone(seed, *TINY)), f"seed {seed} differs from the same seed run alone"
+        assert learned(path) == learned(run_alone(seed, *SWEEP_JOB)), (
+            f"seed {seed} differs from the same seed run alone"
+        )
 
 
 @pytest.mark.slow
@@ -339,7 +348,7 @@ def test_a_ray_job_whose_worker_is_killed_resumes_when_the_sweep_is_relaunched(
     retry it and the launch fails; td3x-sweep rerun relaunches the sweep on the cluster, and the job resumes from
     its checkpoint, ending as if never killed."""
     sweep_dir = tmp_path / "sweep"
-    learning = (*TINY[1:], "run.total_steps=1200", "run.num_seeds=2")
+    learning = (*STOPPABLE_JOB, "run.total_steps=1200", "run.num_seeds=2")
     overrides = (
         "hydra/launcher=ray",
         f"hydra.launcher.ray.init.address={ray_cluster.address}",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.runs import TINY_SIZES
 from helpers.scripts import BIN, exit_code
 from helpers.wandb_records import segment
 
@@ -36,9 +37,7 @@ SWEEP = (
     "run.total_steps=400",
     "run.eval_every=200",
     "env.random_steps=200",
-    "run.eval_episodes=1",
-    "agent.hidden_sizes=[16,16]",
-    "agent.batch_size=32",
+    *TINY_SIZES,
     "logging.wandb_mode=offline",
 )
 EXPECTED = {("none", "pendulum", 0), ("none", "pendulum", 1), ("no_twin", "pendulum", 0), ("no_twin", "pendulum", 1)}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.runs import TINY_SIZES
 from helpers.scripts import BIN, exit_code
 from helpers.sweeps import free_port
 from helpers.wandb_records import WandbRun, read_segments, segment
@@ -34,9 +35,7 @@ SWEEP = (
     "ablation=none,no_twin",
     "run.total_steps=2000",  # two rows of training metrics (run.log_every=1000), three evaluations
     "run.eval_every=1000",
-    "run.eval_episodes=2",
-    "agent.hidden_sizes=[32,32]",
-    "agent.batch_size=64",
+    *TINY_SIZES,
     "logging.wandb_mode=offline",
 )
 PLOTTED = {metric for plots in SECTIONS.values() for metric in plots}

@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 from helpers.run_files import without_timing
-from helpers.scripts import BIN, TINY
+from helpers.runs import STOPPABLE_SIZES
+from helpers.scripts import BIN
 from helpers.wandb_records import find_run_files, read_segments
 
 from td3x.rundir.layout import EVAL_FILE, METRICS_FILE, is_timing_column
 
-OFFLINE = (*(o for o in TINY if not o.startswith("logging.wandb_mode")), "logging.wandb_mode=offline")
+OFFLINE = (*STOPPABLE_SIZES, "logging.wandb_mode=offline")  # runs stopped mid-run (kill -9, SIGTERM, Ctrl-C)
 RUN = ("run.eval_every=200", "run.log_every=100", "run.checkpoint_every=300", "env.random_steps=100", *OFFLINE)
 
 

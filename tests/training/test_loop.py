@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from helpers.runs import TINY, TINY_NETWORKS, TINY_SIZES
 
 import td3x
 from td3x.algo.evaluation_episodes import evaluate
@@ -25,8 +26,7 @@ from td3x.rundir.layout import CHECKPOINT_FILE, is_timing_column
 from td3x.training.loop import TRAINING_ONLY_PARTS, Trainer
 from td3x.training.run import run
 
-TINY = ("agent.hidden_sizes=[16,16]", "agent.batch_size=32", "run.eval_episodes=2")
-TINY_5K = (*TINY, "agent.buffer_size=5000")  # the 2018 schedule's tests: a buffer of 5000 transitions
+TINY_5K = (*TINY_SIZES, "agent.buffer_size=5000")  # the 2018 schedule's tests: a buffer of 5000 transitions
 MakeConfig = Callable[..., TrainConfig]
 
 
@@ -41,13 +41,15 @@ def without_timing(rows: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def test_updates_start_at_max_of_random_steps_and_batch_size(make_config: MakeConfig, tmp_path: Path) -> None:
     for random_steps, expected in ((10, 600 - 32), (400, 600 - 400)):
-        config = make_config(*TINY, "run.total_steps=600", f"env.random_steps={random_steps}")
+        config = make_config(*TINY_SIZES, "run.total_steps=600", f"env.random_steps={random_steps}")
         assert run(config, tmp_path / str(random_steps))["updates"] == expected
 
 
 def test_episode_end_schedule_runs_as_many_updates_in_bursts(make_config: MakeConfig, tmp_path: Path) -> None:
-    per_step = run(make_config(*TINY, "run.total_steps=600", "env.random_steps=100"), tmp_path / "a")
-    bursts = make_config(*TINY, "run.total_steps=600", "env.random_steps=100", "agent.update_schedule=episode_end")
+    per_step = run(make_config(*TINY_SIZES, "run.total_steps=600", "env.random_steps=100"), tmp_path / "a")
+    bursts = make_config(
+        *TINY_SIZES, "run.total_steps=600", "env.random_steps=100", "agent.update_schedule=episode_end"
+    )
     assert run(bursts, tmp_path / "b")["updates"] == per_step["updates"] == 500  # the final step flushes the rest
     trainer = Trainer(bursts, tmp_path / "c")
     trainer.obs = np.stack([seed.reset(first=True) for seed in trainer.seeds])
@@ -61,7 +63,11 @@ def test_episode_end_schedule_runs_as_many_updates_in_bursts(make_config: MakeCo
 
 
 def test_evaluates_at_zero_every_e_steps_and_after_the_last(make_config: MakeConfig, tmp_path: Path) -> None:
-    run(make_config(*TINY, "run.total_steps=1050", "run.eval_every=500", "env.random_steps=2000"), tmp_path)
+    two_episodes = "run.eval_episodes=2"  # return_0 and return_1, which return_mean averages
+    config = make_config(
+        *TINY_NETWORKS, two_episodes, "run.total_steps=1050", "run.eval_every=500", "env.random_steps=2000"
+    )
+    run(config, tmp_path)
     rows = read_eval(tmp_path)
     assert [int(row["step"]) for row in rows] == [0, 500, 1000, 1050]
     assert {
@@ -103,7 +109,7 @@ def test_evaluation_episode_i_starts_from_reset_seed_eval_seed_plus_i() -> None:
 
 
 def test_truncation_is_stored_as_not_terminal(make_config: MakeConfig, tmp_path: Path) -> None:
-    trainer = Trainer(make_config(*TINY, "run.total_steps=1000", "env.random_steps=1000"), tmp_path)
+    trainer = Trainer(make_config(*TINY_SIZES, "run.total_steps=1000", "env.random_steps=1000"), tmp_path)
     trainer.train()
     assert trainer.seeds[0].counts["truncated"] == 5 and trainer.seeds[0].counts["terminated"] == 0
     assert trainer.buffer.terminated[0, :1000].sum() == 0  # Pendulum only ends by its 200-step time limit
@@ -111,7 +117,7 @@ def test_truncation_is_stored_as_not_terminal(make_config: MakeConfig, tmp_path:
 
 
 def test_termination_is_stored_as_terminal(make_config: MakeConfig, tmp_path: Path) -> None:
-    trainer = Trainer(make_config(*TINY, "env=hopper", "run.total_steps=1000", "env.random_steps=1000"), tmp_path)
+    trainer = Trainer(make_config(*TINY_SIZES, "env=hopper", "run.total_steps=1000", "env.random_steps=1000"), tmp_path)
     trainer.train()
     assert trainer.seeds[0].counts["terminated"] > 10  # random actions make the hopper fall
     assert trainer.buffer.terminated[0, :1000].sum() == trainer.seeds[0].counts["terminated"]
@@ -123,7 +129,7 @@ def final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
 
 
 def test_same_seed_same_numbers_other_seed_differs(make_config: MakeConfig, tmp_path: Path) -> None:
-    overrides = (*TINY, "run.total_steps=700", "run.eval_every=350", "env.random_steps=300")
+    overrides = (*TINY_SIZES, "run.total_steps=700", "run.eval_every=350", "env.random_steps=300")
     for name, seed in (("a", 0), ("b", 0), ("c", 1)):
         run(make_config(*overrides, f"seed={seed}"), tmp_path / name)
     a, b, c = (without_timing(read_eval(tmp_path / name)) for name in "abc")
@@ -147,7 +153,7 @@ def git_head() -> str:
 
 def test_run_dir_files(make_config: MakeConfig, tmp_path: Path) -> None:
     head_before = git_head()
-    run(make_config(*TINY, "run.total_steps=500", "env.random_steps=100", "run.log_every=250"), tmp_path)
+    run(make_config(*TINY_SIZES, "run.total_steps=500", "env.random_steps=100", "run.log_every=250"), tmp_path)
     heads = {head_before, git_head()}  # a commit landing meanwhile in a shared checkout moves HEAD
     assert {"config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json", "checkpoint.pt"} <= {
         path.name for path in tmp_path.iterdir()
@@ -200,7 +206,8 @@ def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_pa
     from td3x.rundir.trained_run import RunError, evaluate_run, load_run
 
     overrides = (
-        *TINY,
+        *TINY_NETWORKS,
+        "run.eval_episodes=2",  # td3x-eval re-scores both episodes of the last evaluation
         "run.total_steps=600",
         "run.eval_every=300",
         "run.log_every=300",
@@ -248,7 +255,7 @@ def test_extending_a_run_from_its_mid_episode_checkpoint_equals_a_straight_run(
     make_config: MakeConfig, tmp_path: Path
 ) -> None:
     """650 steps end mid-episode (Pendulum's last 200): the extension replays that episode's 50 actions."""
-    overrides = (*TINY, "run.eval_every=325", "env.random_steps=100", "run.keep_buffer=true", "run.num_seeds=2")
+    overrides = (*TINY_SIZES, "run.eval_every=325", "env.random_steps=100", "run.keep_buffer=true", "run.num_seeds=2")
     run(make_config(*overrides, "run.total_steps=975"), tmp_path / "straight")
     run(make_config(*overrides, "run.total_steps=650"), tmp_path / "extended")
     parts = checkpoint.load(tmp_path / "extended" / "checkpoint.pt")
@@ -263,7 +270,7 @@ def test_extending_a_run_from_its_mid_episode_checkpoint_equals_a_straight_run(
 def test_seed_k_of_a_k_seed_run_collects_what_seed_k_alone_collects(make_config: MakeConfig, tmp_path: Path) -> None:
     """The random phase depends on seed k's own env and generators only: its buffer rows in a K-seed process equal
     those of seed k trained alone, bit for bit (Hopper: each seed's episodes end at their own steps)."""
-    overrides = (*TINY, "env=hopper", "run.total_steps=300", "env.random_steps=300", "run.keep_buffer=true")
+    overrides = (*TINY_SIZES, "env=hopper", "run.total_steps=300", "env.random_steps=300", "run.keep_buffer=true")
     run(make_config(*overrides, "seed=4", "run.num_seeds=2"), tmp_path / "k")
     stacked = checkpoint.load(tmp_path / "k" / CHECKPOINT_FILE)["buffer"]
     assert not np.array_equal(stacked["action"][0], stacked["action"][1])
@@ -280,7 +287,7 @@ def test_seed_k_of_a_k_seed_run_collects_what_seed_k_alone_collects(make_config:
 def test_k_seed_wandb_runs_read_back_one_per_seed(make_config: MakeConfig, tmp_path: Path) -> None:
     from helpers.wandb_records import find_run_files, read_run
 
-    overrides = (*TINY, "run.total_steps=300", "run.eval_every=150", "env.random_steps=100", "run.log_every=150")
+    overrides = (*TINY, "run.log_every=150")
     run(make_config(*overrides, "seed=2", "run.num_seeds=2", "logging.wandb_mode=offline"), tmp_path)
     run_ids = set()
     for seed in (2, 3):
@@ -366,7 +373,7 @@ def test_a_checkpoint_between_log_rows_keeps_the_last_actor_steps_metrics(
     """Update n runs at env step 101 + n (update_start = 101); d = 2: update 148 at step 249 steps the actor, update
     149 at step 250, a log row, does not. A run stopped at step 249 and resumed shows at 250 the straight run's row:
     update 149's critic metrics and update 148's actor metrics, in the same order."""
-    config = make_config(*TINY, "run.total_steps=1000", "env.random_steps=101", "run.log_every=250")
+    config = make_config(*TINY_SIZES, "run.total_steps=1000", "env.random_steps=101", "run.log_every=250")
     straight = Trainer(config, tmp_path / "straight")
     straight.obs = np.stack([seed.reset(first=True) for seed in straight.seeds])
     steps(straight, 249)
@@ -387,7 +394,9 @@ def test_an_actor_with_a_gradient_of_exactly_0_is_warned_of_once(
 ) -> None:
     """Seed 1's output layer set to x = 20 everywhere: tanh(20) is 1 in fp32, its gradient 1 - 1² exactly 0, so
     that actor never moves; seed 0 learns. One warning, naming seed 1, though every log row after shows the 0."""
-    config = make_config(*TINY, "run.num_seeds=2", "run.total_steps=600", "env.random_steps=100", "run.log_every=100")
+    config = make_config(
+        *TINY_SIZES, "run.num_seeds=2", "run.total_steps=600", "env.random_steps=100", "run.log_every=100"
+    )
     trainer = Trainer(config, tmp_path)
     last = trainer.agent.actor.layers[-1]
     with torch.no_grad():
@@ -409,7 +418,9 @@ def test_a_run_that_ends_with_a_stalled_actor_is_warned_of_at_its_end(
     """Seed 1's output layer set to x = 20 (tanh's gradient exactly 0 in fp32): the run's end warns of seed 1 alone
     (seed 0 learns), with the norm its last log row holds. Set to x = 8 instead (gradient about 4.5e-7, not 0), the
     actor starts as stalled but Adam, which rescales small gradients, brings it out within the run: no warning."""
-    config = make_config(*TINY, "run.num_seeds=2", "run.total_steps=600", "env.random_steps=100", "run.log_every=100")
+    config = make_config(
+        *TINY_SIZES, "run.num_seeds=2", "run.total_steps=600", "env.random_steps=100", "run.log_every=100"
+    )
     for x, warned in ((20.0, True), (8.0, False)):
         run_dir = tmp_path / f"x={x:g}"
         trainer = Trainer(config, run_dir)

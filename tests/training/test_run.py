@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import torch
 from helpers.run_files import assert_same_run, signal_at, without_timing
+from helpers.runs import TINY_SIZES
 from submitit.slurm.slurm import SlurmJobEnvironment
 
 from td3x.config.hydra import CONF_DIR
@@ -38,9 +39,7 @@ from td3x.training.run import run, stop_after_checkpoint
 
 MakeConfig = Callable[..., TrainConfig]
 SHORT = (
-    "agent.hidden_sizes=[16,16]",
-    "agent.batch_size=32",
-    "run.eval_episodes=1",
+    *TINY_SIZES,
     "run.total_steps=500",
     "run.eval_every=250",
     "run.log_every=125",
@@ -257,9 +256,7 @@ def test_a_replay_that_does_not_reach_the_saved_observation_is_an_error(
 
 # ---------------------------------------------------------------------- a blow-up to NaN
 BLOW_UP = (  # Adam's first step moves every critic weight by ~lr = 1e30; the second update overflows
-    "agent.hidden_sizes=[16,16]",
-    "agent.batch_size=32",
-    "run.eval_episodes=1",
+    *TINY_SIZES,
     "agent.critic_lr=1e30",
     "env.random_steps=300",
     "run.total_steps=700",
@@ -336,11 +333,10 @@ def test_every_row_trains_on_hopper(option: str, make_config: Callable[..., Trai
     config = make_config(
         "env=hopper",
         f"ablation={option}",
-        "agent.hidden_sizes=[32,32]",
+        *TINY_SIZES,  # the command line wins over the row's own networks and batches (DDPG's 400-300, 64)
         "run.total_steps=500",
         "env.random_steps=200",
         "run.eval_every=500",
-        "run.eval_episodes=1",
         "run.log_every=500",
     )
     summary = run(config, tmp_path)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers.sweeps import TINY
+from helpers.sweeps import SWEEP_JOB
 
 ROOT = Path(__file__).resolve().parents[3]
-STEPS = int(next(item for item in TINY if item.startswith("run.total_steps=")).split("=")[1])
+STEPS = int(next(item for item in SWEEP_JOB if item.startswith("run.total_steps=")).split("=")[1])
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +71,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]
     sweep = tmp / "sweep"
     train = subprocess.run(
         [sys.executable, "-m", "td3x.commands.train", "-m", "ablation=none,no_twin", "seed=0", "run.num_seeds=3",
-         *TINY, "logging.wandb_mode=disabled", f"hydra.sweep.dir={sweep}"],
+         *SWEEP_JOB, "logging.wandb_mode=disabled", f"hydra.sweep.dir={sweep}"],
         capture_output=True, text=True, timeout=900, cwd=tmp,
     )
     assert train.returncode == 0, train.stderr[-2000:]
