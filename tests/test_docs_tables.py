@@ -21,7 +21,7 @@ from helpers.report_markdown import VERDICT_COLUMNS, late_verdicts
 from helpers.report_runs import REPS, curve, write_run
 
 from td3x.analysis import Settings, build_report, write_report
-from td3x.analysis.peer import PEER_ROW
+from td3x.analysis.sections.peer import PEER_ROW
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -23,7 +23,7 @@ import yaml
 
 from td3x.analysis.comparisons.schema import read_registration
 from td3x.analysis.comparisons.sides import Found, find_side_runs
-from td3x.analysis.runs import Run, find_runs
+from td3x.analysis.reading.runs import Run, find_runs
 from td3x.commands.report import main as report_main
 from td3x.rundir.layout import is_timing_column
 

@@ -15,35 +15,34 @@ from pathlib import Path
 
 import pandas as pd
 
-from td3x.analysis import (
+from td3x.analysis.comparisons import render
+from td3x.analysis.comparisons.judge import Verdicts, judge, registered_facts
+from td3x.analysis.comparisons.schema import RegistrationError
+from td3x.analysis.comparisons.schema import read_registration as read_comparisons
+from td3x.analysis.reading.cell_stats import CellStats, cell_stats
+from td3x.analysis.reading.cells import Grid, make_grid
+from td3x.analysis.reading.runs import Run, find_runs
+from td3x.analysis.render import plots, tables
+from td3x.analysis.sections import (
     aggregates,
     bias,
     compute,
     fidelity,
     fidelity_tables,
     peer,
-    plots,
     return_tables,
     seed_sources,
     seed_sources_text,
     seed_spread,
     stalled,
-    tables,
 )
-from td3x.analysis.aggregates import Normaliser, RowAggregate
-from td3x.analysis.cell_stats import CellStats, cell_stats
-from td3x.analysis.cells import Grid, make_grid
-from td3x.analysis.comparisons import render
-from td3x.analysis.comparisons.judge import Verdicts, judge, registered_facts
-from td3x.analysis.comparisons.schema import RegistrationError
-from td3x.analysis.comparisons.schema import read_registration as read_comparisons
-from td3x.analysis.equivalence import BoundRule
-from td3x.analysis.fidelity import Fidelity
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS
-from td3x.analysis.peer import PeerComparison
-from td3x.analysis.runs import Run, find_runs
-from td3x.analysis.seed_sources import SourceStudy
-from td3x.analysis.seed_spread import SeedStudy
+from td3x.analysis.sections.aggregates import Normaliser, RowAggregate
+from td3x.analysis.sections.fidelity import Fidelity
+from td3x.analysis.sections.peer import PeerComparison
+from td3x.analysis.sections.seed_sources import SourceStudy
+from td3x.analysis.sections.seed_spread import SeedStudy
+from td3x.analysis.stats.equivalence import BoundRule
+from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS
 from td3x.rundir.outputs import REPORT_FILE, REPORT_TITLE
 
 # the paper-shaped tables, also written as LaTeX (booktabs) with these captions

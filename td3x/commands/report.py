@@ -23,10 +23,10 @@ from pathlib import Path
 from td3x.analysis.comparisons.plan import make_plan
 from td3x.analysis.comparisons.render import plan_frame, plan_markdown
 from td3x.analysis.comparisons.schema import RegistrationError, read_registration
-from td3x.analysis.equivalence import DEFAULT_FRACTION, PEER_MEANS, BoundRule
-from td3x.analysis.plots import PLOTLY_JS
+from td3x.analysis.render.plots import PLOTLY_JS
+from td3x.analysis.render.wandb_export import log_report, mode_problems
 from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
-from td3x.analysis.wandb_export import log_report, mode_problems
+from td3x.analysis.stats.equivalence import DEFAULT_FRACTION, PEER_MEANS, BoundRule
 from td3x.commands.common import (
     HelpFormatter,
     OneLineParser,

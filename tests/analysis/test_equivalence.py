@@ -1,6 +1,6 @@
-"""TOST at a bound (td3x.analysis.equivalence): by hand on x = 1, 2, 3 against itself shifted, where the bound comes
-from (a bound given per env, or the default rule, post hoc), the MDDs against the pre-registration file's post_hoc
-block, the sensitivity table without the warm-up evaluations against the audit's numbers, and td3x-report's
+"""TOST at a bound (td3x.analysis.stats.equivalence): by hand on x = 1, 2, 3 against itself shifted, where the bound
+comes from (a bound given per env, or the default rule, post hoc), the MDDs against the pre-registration file's
+post_hoc block, the sensitivity table without the warm-up evaluations against the audit's numbers, and td3x-report's
 --peer-bound and --peer-bound-of."""
 
 from __future__ import annotations
@@ -15,15 +15,10 @@ from helpers.report_runs import write_run
 from scipy import stats
 
 from td3x.analysis import Report, Settings, build_report
-from td3x.analysis.equivalence import (
-    NOT_SHOWN,
-    BoundRule,
-    peer_bound,
-    post_hoc_bound,
-    tost,
-)
-from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves
-from td3x.analysis.two_sample import welch
+from td3x.analysis.reading.paper import AUTHORS_EVAL_EVERY, authors_curves
+from td3x.analysis.render.comparison_columns import NOT_SHOWN, decision
+from td3x.analysis.stats.equivalence import BoundRule, peer_bound, post_hoc_bound, tost
+from td3x.analysis.stats.two_sample import welch
 from td3x.commands.report import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,17 +39,17 @@ def test_tost_accepts_a_known_equal_case_and_rejects_a_known_different_one_by_ha
     assert half == pytest.approx(1.7407, abs=1e-4) and equal.inside
     assert equal.p == pytest.approx(stats.t.sf(2 / se, 4)) and equal.p == pytest.approx(0.0352, abs=1e-4)
     assert equal.p == pytest.approx(stats.ttest_ind(X + 2, X, equal_var=False, alternative="greater").pvalue)
-    assert equal.decision == "equivalent within ±2.00"
+    assert decision(equal) == "equivalent within ±2.00"
     shifted = tost(welch(X, X + 3), equal.bound, detectable=1.0)
     assert (shifted.low, shifted.high) == (pytest.approx(-3 - half), pytest.approx(-3 + half)) and not shifted.inside
-    assert shifted.p == pytest.approx(0.856, abs=1e-3) and shifted.decision == NOT_SHOWN
+    assert shifted.p == pytest.approx(0.856, abs=1e-3) and decision(shifted) == NOT_SHOWN
     wide = tost(welch(X, X + 3), post_hoc_bound(BoundRule(), 25.0, "y's"), detectable=1.0)  # bound 5
     assert wide.inside and wide.p == pytest.approx(0.0352, abs=1e-4)
     # Holm's p decides where a family adjusts it: an unadjusted p below α is not enough
-    assert type(equal)(equal.bound, equal.low, equal.high, equal.p, 1.0, holm_p=0.07).decision == NOT_SHOWN
+    assert decision(type(equal)(equal.bound, equal.low, equal.high, equal.p, 1.0, holm_p=0.07)) == NOT_SHOWN
     # no spread: no test, never equivalence
     assert np.isnan(tost(welch(np.ones(3), np.ones(3)), equal.bound, 1.0).p)
-    assert tost(welch(np.ones(3), np.ones(3)), equal.bound, 1.0).decision == NOT_SHOWN
+    assert decision(tost(welch(np.ones(3), np.ones(3)), equal.bound, 1.0)) == NOT_SHOWN
 
 
 # the bounds the published report's peer tests are given: the pre-registration's peer.computed.<env>.bound
@@ -130,7 +125,7 @@ def test_the_committed_cells_equivalence_and_permutation(committed: Report) -> N
     Hopper and Walker2d the 90% interval is wider than the bound. SB3 on Ant: the exact permutation p is 1/286."""
     cells = {(f.row, f.env_id): f for f in committed.fidelity}
     td3 = "TD3 [agent=td3_paper]"
-    shown = {env for (row, env), f in cells.items() if row == td3 and f.equivalence["run_mean"].decision != NOT_SHOWN}
+    shown = {env for (row, env), f in cells.items() if row == td3 and decision(f.equivalence["run_mean"]) != NOT_SHOWN}
     assert shown == {"InvertedPendulum-v5"}
     for env_id in ("Hopper-v5", "Walker2d-v5"):
         result = cells[(td3, env_id)].equivalence["run_mean"]
@@ -142,7 +137,7 @@ def test_the_committed_cells_equivalence_and_permutation(committed: Report) -> N
     peer_cells = {(c.row, c.env_id): c for c in committed.peers}
     five_against_three = peer_cells[(td3, "Hopper-v5")].permutation  # C(8, 3) = 56: never below Holm's 0.05/3
     assert five_against_three.relabellings == 56 and five_against_three.smallest >= 0.05 / 3
-    assert all(c.equivalence.decision == NOT_SHOWN for c in peer_cells.values())
+    assert all(decision(c.equivalence) == NOT_SHOWN for c in peer_cells.values())
 
 
 # the audit's §2.5: the difference and Welch's p of the mean over the evaluations after the warm-up (random_steps =

@@ -1,4 +1,4 @@
-"""The report's fidelity test (td3x.analysis.fidelity): Welch's test with its interval and the reach of its 90%
+"""The report's fidelity test (td3x.analysis.sections.fidelity): Welch's test with its interval and the reach of its 90%
 interval, Holm's adjustment and the exact permutation test checked by hand, shown rejecting a constructed
 difference, and its outcomes on the committed runs of docs/results (TOST at a bound: test_equivalence.py)."""
 
@@ -13,11 +13,11 @@ from helpers.report_runs import write_run
 from scipy import stats
 
 from td3x.analysis import Settings, build_report
-from td3x.analysis.equivalence import permutation_text
-from td3x.analysis.fidelity import per_seed_statistics
-from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
-from td3x.analysis.peer import PEER_ROW, peer_comparisons
-from td3x.analysis.two_sample import MAX_LISTED, compare, holm, permutation_test, welch
+from td3x.analysis.reading.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
+from td3x.analysis.render.comparison_columns import permutation_text
+from td3x.analysis.sections.fidelity import per_seed_statistics
+from td3x.analysis.sections.peer import PEER_ROW, peer_comparisons
+from td3x.analysis.stats.two_sample import MAX_LISTED, compare, holm, permutation_test, welch
 
 # ---------------------------------------------------------------------------------------------------- the fidelity test
 T_975_DF4, T_95_DF4 = 2.776445, 2.131847  # Student-t quantiles with 4 degrees of freedom, from any table

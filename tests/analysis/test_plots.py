@@ -21,12 +21,13 @@ from matplotlib.transforms import Bbox
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
-from td3x.analysis import Report, Settings, build_report, return_tables
-from td3x.analysis.fidelity import authors_band
-from td3x.analysis.metrics import Band
-from td3x.analysis.paper import table2_rows
-from td3x.analysis.plots import REFERENCE_STYLE, Curve, Panel, band_figure, reference_label, row_styles
-from td3x.analysis.return_tables import OTHER_ROWS, ROW_CURVE
+from td3x.analysis import Report, Settings, build_report
+from td3x.analysis.reading.paper import table2_rows
+from td3x.analysis.render.plots import REFERENCE_STYLE, Curve, Panel, band_figure, reference_label, row_styles
+from td3x.analysis.sections import return_tables
+from td3x.analysis.sections.fidelity import authors_band
+from td3x.analysis.sections.return_tables import OTHER_ROWS, ROW_CURVE
+from td3x.analysis.stats.metrics import Band
 from td3x.tuning.summary import params_figure
 
 

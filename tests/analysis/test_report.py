@@ -20,9 +20,14 @@ from helpers.wandb_records import find_run_files, read_run
 from scipy import stats
 
 from td3x.algo.seed_statistics import last10_return, t_interval
-from td3x.analysis import Report, Settings, build_report, return_tables, write_report
-from td3x.analysis.fidelity import authors_band
-from td3x.analysis.metrics import (
+from td3x.analysis import Report, Settings, build_report, write_report
+from td3x.analysis.reading.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
+from td3x.analysis.render.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE
+from td3x.analysis.report import ReportError, Written
+from td3x.analysis.sections import return_tables
+from td3x.analysis.sections.fidelity import authors_band
+from td3x.analysis.sections.return_tables import UNTRAINED_PEAK
+from td3x.analysis.stats.metrics import (
     BOOTSTRAP,
     NO_INTERVAL,
     STUDENT_T,
@@ -32,10 +37,6 @@ from td3x.analysis.metrics import (
     seeded_bootstrap,
     stratified_t_interval,
 )
-from td3x.analysis.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
-from td3x.analysis.report import ReportError, Written
-from td3x.analysis.return_tables import UNTRAINED_PEAK
-from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE
 from td3x.commands import report as report_cli
 from td3x.commands.report import main
 from td3x.config.schema import TrainConfig

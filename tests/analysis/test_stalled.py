@@ -1,5 +1,6 @@
-"""Actors that stopped learning (td3x.analysis.stalled): a run's last logged actor gradient, read from metrics.jsonl,
-counted per cell below the threshold and at exactly 0; a metrics.jsonl the report cannot read leaves its run out."""
+"""Actors that stopped learning (td3x.analysis.sections.stalled): a run's last logged actor gradient, read from
+metrics.jsonl, counted per cell below the threshold and at exactly 0; a metrics.jsonl the report cannot read leaves
+its run out."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 from helpers.report_runs import curve, write_run
 
 from td3x.algo.td3 import STALLED_ACTOR_NORM
-from td3x.analysis import stalled
-from td3x.analysis.cells import make_grid
-from td3x.analysis.runs import find_runs
+from td3x.analysis.reading.cells import make_grid
+from td3x.analysis.reading.runs import find_runs
+from td3x.analysis.sections import stalled
 
 
 def write_metrics(run_dir: Path, norms: list[float | None]) -> None:

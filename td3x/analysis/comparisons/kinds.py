@@ -18,10 +18,16 @@ from scipy import stats
 
 from td3x.analysis.comparisons.schema import GREATER, Comparison, Registration
 from td3x.analysis.comparisons.sides import Assumption, Values
-from td3x.analysis.power import mdd, one_sided_mdd, one_sided_power, smallest_bound, tost_power, welch_power
-from td3x.analysis.spread_tests import bf_tost_p
-from td3x.analysis.tables import difference
-from td3x.analysis.two_sample import MAX_POOLED, Welch, mean_difference_permutation_test, ratio_interval, welch_moments
+from td3x.analysis.render.tables import difference
+from td3x.analysis.stats.power import mdd, one_sided_mdd, one_sided_power, smallest_bound, tost_power, welch_power
+from td3x.analysis.stats.spread_tests import bf_tost_p
+from td3x.analysis.stats.two_sample import (
+    MAX_POOLED,
+    Welch,
+    mean_difference_permutation_test,
+    ratio_interval,
+    welch_moments,
+)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from td3x.analysis.comparisons.kinds import KINDS, Power
 from td3x.analysis.comparisons.plan import Plan, Planned
 from td3x.analysis.comparisons.schema import Registration
 from td3x.analysis.comparisons.sides import Values, assumption
-from td3x.analysis.tables import markdown, number, p_text
+from td3x.analysis.render.tables import markdown, number, p_text
 
 
 def _power(value: float) -> str:

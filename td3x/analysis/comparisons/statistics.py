@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from td3x.analysis.comparisons.reader import MISSING, Reader
-from td3x.analysis.runs import Run
+from td3x.analysis.reading.runs import Run
 
 AFTER_RANDOM_STEPS = "after_random_steps"  # window_mean's first: the evaluations after the run's env.random_steps
 RETURN = "return_mean"  # the column a statistic reads unless it names another

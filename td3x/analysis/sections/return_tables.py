@@ -9,15 +9,15 @@ import numpy as np
 import pandas as pd
 
 from td3x.algo.seed_statistics import last10_return
-from td3x.analysis import plots, tables
-from td3x.analysis.bias import run_mean
-from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.cells import Grid
-from td3x.analysis.fidelity import Fidelity, authors_band_until, curve_title
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, Band, Estimate
-from td3x.analysis.paper import PAPER_STEPS, paper_env, table1_score, table2_score
-from td3x.analysis.plots import Curve, Figures, Panel, Style
-from td3x.analysis.tables import EMPTY, SHORT_MARK, STEP0_MARK, Stats, difference, estimate_text, number
+from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.reading.cells import Grid
+from td3x.analysis.reading.paper import PAPER_STEPS, paper_env, table1_score, table2_score
+from td3x.analysis.render import plots, tables
+from td3x.analysis.render.plots import Curve, Figures, Panel, Style
+from td3x.analysis.render.tables import EMPTY, SHORT_MARK, STEP0_MARK, Stats, difference, estimate_text, number
+from td3x.analysis.sections.bias import run_mean
+from td3x.analysis.sections.fidelity import Fidelity, authors_band_until, curve_title
+from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS, Band, Estimate
 
 UNTRAINED_PEAK = "— (no evaluation after step 0 beats step 0)"
 # the curve figure's legend entries: a panel's own row, and the other rows' means behind it, for comparison

@@ -22,11 +22,11 @@ import pandas as pd
 from scipy import stats
 
 from td3x.algo.seed_statistics import CONFIDENCE, last10_return, t_interval
-from td3x.analysis import tables
-from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, interval_method
-from td3x.analysis.plots import PLOTS_DIR, Curve, Figures, Panel
-from td3x.analysis.tables import number
+from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.render import tables
+from td3x.analysis.render.plots import PLOTS_DIR, Curve, Figures, Panel
+from td3x.analysis.render.tables import number
+from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, interval_method
 
 MIN_SEEDS = 6  # two disjoint groups of at least 3 seeds, the fewest for which a t-test has a spread to compare
 MAX_SUBSETS = 200  # seed subsets per size for the CI-width curve (every subset when there are fewer)

@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import equivalence, tables
-from td3x.analysis.equivalence import ORIGIN_COLUMN, BoundRule, Tost, detectable_difference, peer_bound, tost
-from td3x.analysis.fidelity import PRIMARY, SENSITIVITY, STATISTICS, Fidelity
-from td3x.analysis.tables import difference_text, number, p_text, welch_csv_columns
-from td3x.analysis.two_sample import ALPHA, Permutation, Welch, holm_by_row, permutation_test, welch
+from td3x.analysis.render import comparison_columns, tables
+from td3x.analysis.render.comparison_columns import ORIGIN_COLUMN
+from td3x.analysis.render.tables import difference_text, number, p_text, welch_csv_columns
+from td3x.analysis.sections.fidelity import PRIMARY, SENSITIVITY, STATISTICS, Fidelity
+from td3x.analysis.stats.equivalence import BoundRule, Tost, detectable_difference, peer_bound, tost
+from td3x.analysis.stats.two_sample import ALPHA, Permutation, Welch, holm_by_row, permutation_test, welch
 
 PEER_ROW = "SB3 TD3"  # scripts/sb3_reference.py's row: another implementation under td3x's protocol
 PEER_OF = "TD3"  # the paper row the peer implements: only rows of it are compared with the peer
@@ -141,7 +142,7 @@ def _csv_columns(comparisons: list[PeerComparison]) -> dict[str, list[Any]]:
     if statistic == PRIMARY:
         columns[f"{statistic}_holm_p"] = [c.holm_p for c in comparisons]
     equivalences, permutations = [c.equivalence for c in comparisons], [c.permutation for c in comparisons]
-    return columns | equivalence.csv_columns(statistic, tests, equivalences, permutations)
+    return columns | comparison_columns.csv_columns(statistic, tests, equivalences, permutations)
 
 
 def peer_test_frame(peers: list[PeerComparison]) -> pd.DataFrame:
@@ -158,7 +159,7 @@ def peer_test_frame(peers: list[PeerComparison]) -> pd.DataFrame:
     }
     if primary:
         columns["Holm p"] = [p_text(c.holm_p) for c in peers]
-    columns |= equivalence.display_columns(
+    columns |= comparison_columns.display_columns(
         [c.test for c in peers],
         [c.equivalence for c in peers],
         [c.permutation for c in peers],
@@ -166,7 +167,7 @@ def peer_test_frame(peers: list[PeerComparison]) -> pd.DataFrame:
         holm=primary,
     )
     frame = pd.DataFrame(columns, index=pd.Index([c.row for c in peers], name="row"))
-    return tables.verdicts_first(frame, [equivalence.DECISION_COLUMN], keys=1)
+    return tables.verdicts_first(frame, [comparison_columns.DECISION_COLUMN], keys=1)
 
 
 def _levels(peers: list[PeerComparison]) -> list[float]:
@@ -192,7 +193,7 @@ def markdown(peers: list[PeerComparison], sensitivity: list[PeerComparison], not
         "algorithm would differ for its own reasons), on the same primary statistic, each seed's "
         f"{STATISTICS[PRIMARY]}, ours against the peer's seeds: Welch's t-test, Holm-adjusted per row over its envs "
         "with a peer, and TOST at the bound, all post hoc (a registered comparison is judged by `--registration`). "
-        f"{equivalence.columns_text('peer', MDD_DESIGN)} `peer.csv` has every number."
+        f"{comparison_columns.columns_text('peer', MDD_DESIGN)} `peer.csv` has every number."
         f"\n\n{notes.table(peer_test_frame(peers), [ORIGIN_COLUMN])}"
     )
     if sensitivity:

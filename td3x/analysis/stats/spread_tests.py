@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from td3x.analysis.two_sample import welch_t
+from td3x.analysis.stats.two_sample import welch_t
 
 
 def welch_t_df(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

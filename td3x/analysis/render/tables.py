@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.cells import Grid
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Estimate
-from td3x.analysis.two_sample import Welch
+from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.reading.cells import Grid
+from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Estimate
+from td3x.analysis.stats.two_sample import Welch
 
 FLAG = " (!)"
 STEP0_MARK = " †"

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 CURVES_DIR = DATA_DIR / "sfujim_learning_curves"
 PAPER_STEPS = 1_000_000  # each run of Tables 1 and 2: "10 trials of 1 million time steps"
 AUTHORS_EVAL_EVERY = 5000  # entry k of an authors' curve was taken after about 5000·k env steps

@@ -29,12 +29,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import group_plots
-from td3x.analysis.cells import STUDY_GROUP, differing, result_keys
-from td3x.analysis.plots import Figures
-from td3x.analysis.runs import Run
-from td3x.analysis.seed_study_checks import bit_identical
-from td3x.analysis.two_sample import Spread, spread_against
+from td3x.analysis.reading.cells import STUDY_GROUP, differing, result_keys
+from td3x.analysis.reading.runs import Run
+from td3x.analysis.render import group_plots
+from td3x.analysis.render.plots import Figures
+from td3x.analysis.sections.seed_study_checks import bit_identical
+from td3x.analysis.stats.two_sample import Spread, spread_against
 
 ALL_VARY = "all_vary"
 EVALUATION = "evaluation"

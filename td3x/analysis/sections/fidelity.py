@@ -33,12 +33,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.equivalence import BoundRule, Tost, detectable_difference, post_hoc_bound, tost
-from td3x.analysis.metrics import Band
-from td3x.analysis.paper import authors_curves, authors_steps, paper_env
-from td3x.analysis.tables import p_text
-from td3x.analysis.two_sample import ALPHA, Comparison, compare, holm_by_row
+from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.reading.paper import authors_curves, authors_steps, paper_env
+from td3x.analysis.render.tables import p_text
+from td3x.analysis.stats.equivalence import BoundRule, Tost, detectable_difference, post_hoc_bound, tost
+from td3x.analysis.stats.metrics import Band
+from td3x.analysis.stats.two_sample import ALPHA, Comparison, compare, holm_by_row
 
 SPREAD = 2.0  # the band is the authors' mean ± SPREAD population stds across their seeds
 PRIMARY = "run_mean"  # the statistic of the primary test

@@ -27,7 +27,7 @@ from matplotlib.ticker import EngFormatter, MaxNLocator
 from plotly.subplots import make_subplots
 from rliable import plot_utils
 
-from td3x.analysis.metrics import Band
+from td3x.analysis.stats.metrics import Band
 
 DPI = 120
 PLOTS_DIR = "plots"  # the report's folder of figures

@@ -8,9 +8,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import tables
-from td3x.analysis.seed_sources import ALL_VARY, OUTLIER_MADS, REPEAT, SOURCES, STATISTICS, SourceStudy
-from td3x.analysis.seed_study_checks import (
+from td3x.analysis.render import tables
+from td3x.analysis.render.tables import EMPTY
+from td3x.analysis.sections.seed_sources import ALL_VARY, OUTLIER_MADS, REPEAT, SOURCES, STATISTICS, SourceStudy
+from td3x.analysis.sections.seed_study_checks import (
     bit_identical,
     farthest,
     ratios_without,
@@ -18,8 +19,7 @@ from td3x.analysis.seed_study_checks import (
     shared_runs,
     study_power,
 )
-from td3x.analysis.tables import EMPTY
-from td3x.analysis.two_sample import ALPHA, ratio_interval, sd_interval
+from td3x.analysis.stats.two_sample import ALPHA, ratio_interval, sd_interval
 
 
 def _interval_text(interval: tuple[float, float]) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 
 from td3x.algo.seed_statistics import CONFIDENCE
-from td3x.analysis.power import welch_df, welch_se
+from td3x.analysis.stats.power import welch_df, welch_se
 
 ALPHA = 0.05  # the primary test's level, and TOST's
 

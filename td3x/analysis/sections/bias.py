@@ -9,12 +9,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import tables
-from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats
-from td3x.analysis.cells import Grid
-from td3x.analysis.metrics import STUDENT_T, Band
-from td3x.analysis.plots import Curve, Dash, Figures, Panel
-from td3x.analysis.tables import EMPTY, T_MARK, Stats, number, signed
+from td3x.analysis.reading.cell_stats import BIAS_COLUMNS, CellStats
+from td3x.analysis.reading.cells import Grid
+from td3x.analysis.render import tables
+from td3x.analysis.render.plots import Curve, Dash, Figures, Panel
+from td3x.analysis.render.tables import EMPTY, T_MARK, Stats, number, signed
+from td3x.analysis.stats.metrics import STUDENT_T, Band
 
 # a bias plot draws each row in its colour, and each of its estimates in a line style of its own
 BIAS_DASHES: dict[str, Dash] = {"bias_q1": "-", "bias_min_q": "--"}

@@ -10,9 +10,9 @@ from typing import Protocol
 
 import numpy as np
 
-from td3x.analysis.power import f_test_ratio
-from td3x.analysis.spread_tests import bf_p
-from td3x.analysis.two_sample import ALPHA
+from td3x.analysis.stats.power import f_test_ratio
+from td3x.analysis.stats.spread_tests import bf_p
+from td3x.analysis.stats.two_sample import ALPHA
 
 POWER = 0.8  # the power the F test's detectable ratio is stated at
 # the Brown-Forsythe rates' simulation: its replicates and seed, those of the power first stated for the seed study

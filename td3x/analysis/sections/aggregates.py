@@ -20,11 +20,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import aggregate_plots, tables
-from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.cells import Grid
-from td3x.analysis.input_files import read_text
-from td3x.analysis.metrics import (
+from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.reading.cells import Grid
+from td3x.analysis.reading.input_files import read_text
+from td3x.analysis.reading.paper import TD3_ROW, table2_score
+from td3x.analysis.render import aggregate_plots, tables
+from td3x.analysis.render.plots import PLOTS_DIR, Figures
+from td3x.analysis.render.tables import EMPTY, estimate_text, number
+from td3x.analysis.stats.metrics import (
     BOOTSTRAP,
     MIN_AGGREGATE_BOOTSTRAP_SEEDS,
     MIN_BOOTSTRAP_SEEDS,
@@ -33,9 +36,6 @@ from td3x.analysis.metrics import (
     performance_profiles,
     probability_of_improvement,
 )
-from td3x.analysis.paper import TD3_ROW, table2_score
-from td3x.analysis.plots import PLOTS_DIR, Figures
-from td3x.analysis.tables import EMPTY, estimate_text, number
 
 Scores = dict[tuple[str, str], dict[int, float]]  # (row, env) → seed → that seed's last-10 mean
 PROFILE_POINTS = 101

@@ -15,8 +15,8 @@ from __future__ import annotations
 import pandas as pd
 
 from td3x.algo.td3 import STALLED_ACTOR_NORM
-from td3x.analysis import tables
-from td3x.analysis.cells import Grid
+from td3x.analysis.reading.cells import Grid
+from td3x.analysis.render import tables
 
 
 def frames(grid: Grid) -> dict[str, pd.DataFrame]:

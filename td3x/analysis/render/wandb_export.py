@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from td3x.analysis.runs import Run
+from td3x.analysis.reading.runs import Run
 from td3x.config.schema import LoggingConfig
 
 log = logging.getLogger(__name__)

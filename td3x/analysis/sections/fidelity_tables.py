@@ -7,10 +7,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import equivalence, tables
-from td3x.analysis.equivalence import ORIGIN_COLUMN
-from td3x.analysis.fidelity import PRIMARY, SENSITIVITY, SPREAD, STATISTICS, Fidelity
-from td3x.analysis.tables import (
+from td3x.analysis.render import comparison_columns, tables
+from td3x.analysis.render.comparison_columns import ORIGIN_COLUMN
+from td3x.analysis.render.tables import (
     EMPTY,
     difference_text,
     number,
@@ -20,7 +19,8 @@ from td3x.analysis.tables import (
     statistic_or_nan,
     welch_csv_columns,
 )
-from td3x.analysis.two_sample import ALPHA
+from td3x.analysis.sections.fidelity import PRIMARY, SENSITIVITY, SPREAD, STATISTICS, Fidelity
+from td3x.analysis.stats.two_sample import ALPHA
 
 MDD_DESIGN = "our seeds against the authors' 10, the authors' SD on both sides"
 OUTCOME_COLUMN = "outcome"  # the difference test's verdict, shown first with equivalence's
@@ -35,8 +35,8 @@ def fidelity_frame(results: list[Fidelity]) -> pd.DataFrame:
     """``fidelity.csv``: one line per cell of an env with the authors' curves. Per statistic (``run_mean``, the
     primary: each seed's mean return over the evaluations 5k..T; ``final``: the return at T; ``after_warmup``: the
     mean over the evaluations after env.random_steps), our and the authors' means, the difference with its 95%
-    Welch interval, Welch's p (and Holm's for the primary), TOST at the bound (``equivalence.csv_columns``) and the
-    exact permutation test; then the band count and the returns at the first and last step both evaluated."""
+    Welch interval, Welch's p (and Holm's for the primary), TOST at the bound (``comparison_columns.csv_columns``)
+    and the exact permutation test; then the band count and the returns at the first and last step both evaluated."""
     return pd.DataFrame(
         {
             "env": [f.env_id for f in results],
@@ -68,7 +68,8 @@ def _test_columns(results: list[Fidelity], statistic: str) -> dict[str, list[obj
     if statistic == PRIMARY:
         columns[f"{statistic}_holm_p"] = [c.holm_p for c in comparisons]
     results_tost = [f.equivalence[statistic] for f in results]
-    return columns | equivalence.csv_columns(statistic, tests, results_tost, [c.permutation for c in comparisons])
+    permutations = [c.permutation for c in comparisons]
+    return columns | comparison_columns.csv_columns(statistic, tests, results_tost, permutations)
 
 
 def outcome(result: Fidelity) -> str:
@@ -109,7 +110,7 @@ def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame
     if primary:
         columns["Holm p"] = [p_text(c.holm_p) for c in comparisons]
         columns[OUTCOME_COLUMN] = [outcome(f) for f in results]
-    columns |= equivalence.display_columns(
+    columns |= comparison_columns.display_columns(
         [c.test for c in comparisons],
         [f.equivalence[statistic] for f in results],
         [c.permutation for c in comparisons],
@@ -117,7 +118,7 @@ def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame
         holm=primary,
     )
     frame = pd.DataFrame(columns, index=pd.Index([f.row for f in results], name="row"))
-    return tables.verdicts_first(frame, [OUTCOME_COLUMN, equivalence.DECISION_COLUMN], keys=1)
+    return tables.verdicts_first(frame, [OUTCOME_COLUMN, comparison_columns.DECISION_COLUMN], keys=1)
 
 
 FIDELITY_ENDS = {"first": 0, "last": -1}  # the untrained policy (step 0) and the end of the shorter curves
@@ -180,7 +181,7 @@ def markdown(results: list[Fidelity], notes: tables.Notes) -> str:
         f"two-sample t-test of a difference at α = {alpha}; per row its envs' p-values are Holm-adjusted (*Holm p*), "
         f"and the *outcome* is that the row differs from the authors on an env when its Holm p is below {alpha}; "
         '"no difference detected" is not sameness. '
-        f"{equivalence.columns_text('authors', MDD_DESIGN)} "
+        f"{comparison_columns.columns_text('authors', MDD_DESIGN)} "
         "`fidelity.csv` has every number."
         f"\n\n**Primary: {STATISTICS[PRIMARY]}**\n\n{notes.table(primary, [ORIGIN_COLUMN])}\n\n"
         f"**Secondary (descriptive): {STATISTICS['final']}**\n\n{notes.table(secondary, [ORIGIN_COLUMN])}\n\n"

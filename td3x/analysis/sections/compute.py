@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from td3x.analysis import tables
-from td3x.analysis.cells import Cell, Grid
-from td3x.analysis.runs import IN_TURN, NOT_RECORDED, Run, distinct
+from td3x.analysis.reading.cells import Cell, Grid
+from td3x.analysis.reading.runs import IN_TURN, NOT_RECORDED, Run, distinct
+from td3x.analysis.render import tables
 from td3x.rundir.layout import process_dir
 
 MIXED = "MIXED:"  # a cell whose runs ran on different CPU capabilities or run.numerics modes
