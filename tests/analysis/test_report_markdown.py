@@ -10,10 +10,9 @@ from helpers.report_markdown import VISIBLE_COLUMNS, cells, late_verdicts, markd
 from helpers.report_runs import REPS, curve, write_run
 
 from td3x.analysis import Settings, build_report, write_report
-from td3x.analysis.render.comparison_columns import DECISION_COLUMN, ORIGIN_COLUMN
+from td3x.analysis.render.comparison_columns import DECISION_COLUMN, ORIGIN_COLUMN, OUTCOME_COLUMN
 from td3x.analysis.render.tables import MARK_NOTES, SHORT_MARK, SHORT_NOTE, T_MARK, T_NOTE, Notes
 from td3x.analysis.report import Written
-from td3x.analysis.sections.fidelity_tables import OUTCOME_COLUMN
 from td3x.analysis.sections.peer import PEER_ROW
 
 AUTHORS_ORIGIN = "post hoc: 0.2 × the authors' mean (the default rule)"  # every fidelity cell's bound, no file

@@ -21,7 +21,6 @@ import pandas as pd
 from td3x.analysis.reading.cell_stats import CellStats
 from td3x.analysis.reading.cells import Grid
 from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Estimate
-from td3x.analysis.stats.two_sample import Welch
 
 FLAG = " (!)"
 STEP0_MARK = " †"
@@ -98,21 +97,6 @@ def p_text(p: float) -> str:
     if p < 0.001:
         return "<0.001"
     return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
-
-
-def difference_text(test: Welch) -> str:
-    """``+d [low, high]``: a Welch comparison's difference of means with its 95% interval."""
-    return f"{signed(test.difference)} [{number(test.low)}, {number(test.high)}]"
-
-
-def welch_csv_columns(statistic: str, tests: list[Welch]) -> dict[str, list[float]]:
-    """A csv's columns of Welch comparisons of one statistic: the difference, its 95% interval and p."""
-    return {
-        f"{statistic}_difference": [t.difference for t in tests],
-        f"{statistic}_ci_low": [t.low for t in tests],
-        f"{statistic}_ci_high": [t.high for t in tests],
-        f"{statistic}_p": [t.p for t in tests],
-    }
 
 
 def statistic_or_nan(values: np.ndarray, statistic: Callable[[np.ndarray], float]) -> float:

@@ -1,265 +1,78 @@
-"""The seed-sources section (``+experiment=seed_study``): which source of randomness makes the spread of results
-across seeds. (How much one config spreads, in any cell with many seeds, is ``seed_spread``'s.)
-
-A study's runs carry their condition in ``config.yaml``'s ``choices`` (the ``seed_study`` group option): per source,
-runs where only that source varies; ``all_vary``, the usual spread; ``evaluation``, one run evaluated from N sets of
-start states (``seeds.evaluation_sets``); ``repeat_1``/``repeat_2``, one seed twice (the determinism control).
-Per condition and statistic (each run's mean return over its evaluations after step 0, and its final return): the
-SD across runs with its 95% chi-square interval, its ratio to all-vary's with the F interval
-(``metrics.sd_interval``, ``metrics.ratio_interval``), the Brown-Forsythe test of equal spread with all-vary, and
-the runs marked as outliers (more than OUTLIER_MADS scaled MADs below their condition's median; Bjorck et al.'s
-runs "far below the rest") or as ending below their step-0 evaluation; the section's text
-(``seed_sources_text.markdown``) says each in full.
-
-A folder may hold several studies of one env (the experiment's sweep dir is literal): studies with other group
-options (``agent``, ``noise``) or another ``paper_row`` stay apart, as the report's rows do. Two *launches* with the
-same options but other settings (``run.total_steps``, N, the job's seed, any other key) would mix their conditions
-in one row each, so the report refuses them with one line that says how to separate them
-(:class:`MixedLaunchesError`). Here are the section's numbers, tables and plots.
+"""The seed-sources section (``+experiment=seed_study``): per study its table (per condition its spreads, the
+determinism control as bit-identity) and what the study can and cannot tell (its power, the runs its conditions
+share, how much is measurement), ``seed_sources.csv`` and ``seed_sources_runs.csv``, and its figures. The numbers are
+``source_studies``'.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Self
 
 import numpy as np
 import pandas as pd
 
-from td3x.analysis.reading.cells import STUDY_GROUP, differing, result_keys
-from td3x.analysis.reading.runs import Run
-from td3x.analysis.render import group_plots
+from td3x.analysis.render import group_plots, tables
 from td3x.analysis.render.plots import Figures
-from td3x.analysis.sections.seed_study_checks import bit_identical
-from td3x.analysis.stats.two_sample import Spread, spread_against
-
-ALL_VARY = "all_vary"
-EVALUATION = "evaluation"
-REPEAT = "repeat"  # repeat_1, repeat_2: one condition, the determinism control
-SOURCES = ("weights", "env", "warmup", "exploration", "replay", "smoothing")  # a condition each, pinning the others
-# the conditions in display order: the all-vary reference, each training source, measurement, the control
-CONDITIONS = (ALL_VARY, *SOURCES, EVALUATION, REPEAT)
-SOURCE_KEYS = frozenset(f"seeds.{source}" for source in SOURCES)  # what tells a launch's conditions apart
-STATISTICS = {"mean_over_run": "mean return over the run", "final": "final return"}
-OUTLIER_MADS = 3.0  # a run this many scaled MADs (1.4826·MAD ≈ SD for normal data) below its condition's median
-SET_COLUMN = "return_mean_set_"  # eval.csv's columns of evaluation sets 1.. (set 0 is return_mean)
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One measured curve of a condition: a run's, or one evaluation set of the evaluation run.
-
-    Attributes:
-        label: the run dir, with ``[set j]`` for an evaluation set.
-        steps: the evaluation steps.
-        returns: the mean evaluation return at each.
-        outlier: whether its final return is an outlier of its condition (see the module doc).
-    """
-
-    label: str
-    steps: np.ndarray
-    returns: np.ndarray
-    outlier: bool = False
-
-    @property
-    def below_start(self) -> bool:
-        """Whether the final return is lower than the step-0 one (the untrained policy's): the run ended below its
-        step-0 evaluation (a rule added after seeing the first seed study's runs)."""
-        return bool(self.steps[0] == 0 and len(self.returns) > 1 and self.returns[-1] < self.returns[0])
-
-    def value(self, statistic: str) -> float:
-        """The sample's ``mean_over_run`` (evaluations after step 0) or ``final`` return."""
-        later = self.returns[self.steps > 0]
-        return float(self.returns[-1] if statistic == "final" else (later.mean() if len(later) else np.nan))
+from td3x.analysis.render.tables import EMPTY, Notes
+from td3x.analysis.sections.section import Frames, Report, Section
+from td3x.analysis.sections.source_studies import (
+    ALL_VARY,
+    OUTLIER_MADS,
+    REPEAT,
+    SOURCES,
+    STATISTICS,
+    Sample,
+    SourceStudy,
+    bit_identical,
+    study_sources,
+)
+from td3x.analysis.stats.spread_tests import Spread, ratio_interval, sd_interval, study_power
+from td3x.analysis.stats.two_sample import ALPHA
 
 
 @dataclass(frozen=True, eq=False)
-class SourceStudy:
-    """The seed study of one env.
+class SeedSourcesSection(Section):
+    """The seed studies by source (``source_studies.study_sources``): none without ``+experiment=seed_study`` runs."""
 
-    Attributes:
-        env_id: the env.
-        label: the study's name in headings and file names: the env id, followed by what sets it apart when the
-            folder holds several studies of that env (another agent, row, or number of steps).
-        samples: per condition present, its samples.
-        spreads: per (condition, statistic), its spread.
-        left_out: the runs not used, each with its reason.
-        measurement_sd: per statistic, the SD across evaluation sets within a run, pooled over every complete run
-            with several sets (root of the mean within-run variance); NaN when no run has several.
-        measurement_df: the degrees of freedom of that pooled variance (each run's sets less one, summed).
-    """
+    studies: list[SourceStudy]
 
-    env_id: str
-    label: str
-    samples: dict[str, list[Sample]]
-    spreads: dict[tuple[str, str], Spread]
-    left_out: list[str]
-    measurement_sd: dict[str, float]
-    measurement_df: int = 0
+    @classmethod
+    def build(cls, report: Report) -> Self:
+        return cls(study_sources(report.runs))
 
+    def frames(self, report: Report) -> Frames:
+        """``seed_sources`` and ``seed_sources_runs`` (none without a study)."""
+        if not self.studies:
+            return {}
+        return {"seed_sources": spread_frame(self.studies), "seed_sources_runs": samples_frame(self.studies)}
 
-def condition(run: Run) -> str | None:
-    """The run's seed-study condition, or None when it belongs to no study."""
-    option = (run.config.get("choices") or {}).get(STUDY_GROUP)
-    if option is None:
-        return None
-    return REPEAT if str(option).startswith(REPEAT) else str(option)
+    def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
+        return markdown(self.studies)
 
-
-class MixedLaunchesError(ValueError):
-    """Runs of several launches of one study that the report's rows cannot tell apart (see the module doc)."""
-
-
-def study_sources(runs: list[Run]) -> list[SourceStudy]:
-    """One study per env and options (agent, noise, row: runs of other options are not each other's controls)
-    whose runs hold an all-vary condition and at least one other; none without a study.
-
-    Args:
-        runs: every run found.
-
-    Raises:
-        MixedLaunchesError: a study's runs come from several launches (one line: which, and how to separate them).
-    """
-    by_setting: dict[tuple[str, ...], list[Run]] = {}
-    for run in runs:
-        if condition(run) is not None:
-            by_setting.setdefault(_setting(run), []).append(run)
-    for setting_runs in by_setting.values():
-        _check_one_launch(setting_runs)
-    per_env = Counter(setting[0] for setting in by_setting)
-    studies = [
-        _study(setting[0], _label(setting, per_env[setting[0]] > 1), setting_runs)
-        for setting, setting_runs in by_setting.items()
-    ]
-    return [study for study in studies if ALL_VARY in study.samples and len(study.samples) > 1]
-
-
-def _setting(run: Run) -> tuple[str, ...]:
-    """What sets a study apart in the report's rows too: env, agent and noise options, and row."""
-    choices = run.config.get("choices") or {}
-    return (run.env_id, str(choices.get("agent")), str(choices.get("noise")), run.paper_row)
-
-
-def _label(setting: tuple[str, ...], several: bool) -> str:
-    env_id, agent, noise, row = setting
-    return f"{env_id} {row} agent={agent} noise={noise}" if several else env_id
-
-
-def _check_one_launch(runs: list[Run]) -> None:
-    """Refuse runs of one study's setting that come from several launches: other result keys besides the
-    sources' seeds, another N, or a condition's jobs starting at other seeds (``_launch_seeds``)."""
-    job_dirs = {run: run.path.parent if run.num_seeds > 1 else run.path for run in runs}
-    launch_seeds = _launch_seeds(job_dirs)
-    launches: dict[tuple[tuple[str, str], ...], set[Path]] = {}
-    for run, job_dir in job_dirs.items():
-        keys = {key: value for key, value in result_keys(run).items() if key not in SOURCE_KEYS}
-        keys["seeds.evaluation_sets"] = str((run.config.get("seeds") or {}).get("evaluation_sets"))  # N
-        keys["seed"] = launch_seeds[job_dir]
-        launches.setdefault(tuple(sorted(keys.items())), set()).add(job_dir)
-    if len(launches) > 1:
-        shown = sorted(differing([dict(launch) for launch in launches]))
-        described = "; ".join(
-            f"{', '.join(f'{key}={dict(launch).get(key)}' for key in shown)}: {len(dirs)} job dirs such as {min(dirs)}"
-            for launch, dirs in launches.items()
-        )
-        raise MixedLaunchesError(
-            f"the seed study of {runs[0].paper_row} on {runs[0].env_id} has runs of {len(launches)} launches that "
-            f"its rows would mix ({described}): report one launch at a time by giving td3x-report its job dirs "
-            "(td3x-report DIR [DIR ...]), or move the other launches' job dirs out of the folder"
-        )
-
-
-def _launch_seeds(job_dirs: dict[Run, Path]) -> dict[Path, str]:
-    """Per job dir, the first seeds of the launch it belongs to, as far as seeds tell launches apart.
-
-    A condition's job dirs that start at other seeds are other launches (the k-th smallest first seed of each
-    condition: the k-th launch). Conditions of one launch may start at their own seeds: the registered study's
-    jobs start at 3000, 3100 and 3200, one a condition, and are one launch with the seeds "3000,3100,3200".
-    """
-    first_seed: dict[Path, int] = {}
-    for run, job_dir in job_dirs.items():
-        first_seed[job_dir] = min(first_seed.get(job_dir, run.seed), run.seed)
-    by_condition: dict[str | None, set[int]] = {}
-    for run, job_dir in job_dirs.items():
-        by_condition.setdefault(condition(run), set()).add(first_seed[job_dir])
-    rank = {
-        job_dir: sorted(by_condition[condition(run)]).index(first_seed[job_dir]) for run, job_dir in job_dirs.items()
-    }
-    seeds_of_rank: dict[int, set[int]] = {}
-    for job_dir, k in rank.items():
-        seeds_of_rank.setdefault(k, set()).add(first_seed[job_dir])
-    return {job_dir: ",".join(map(str, sorted(seeds_of_rank[k]))) for job_dir, k in rank.items()}
-
-
-def _study(env_id: str, label: str, runs: list[Run]) -> SourceStudy:
-    samples: dict[str, list[Sample]] = {}
-    left_out = [f"{run.path}: {run.problem}" for run in runs if run.problem is not None]
-    for run in (run for run in runs if run.problem is None):
-        name = condition(run)
-        assert name is not None
-        samples.setdefault(name, []).extend(_run_samples(run, every_set=name == EVALUATION))
-    samples = {name: _mark_outliers(samples[name]) for name in CONDITIONS if name in samples}
-    spreads = {
-        (name, statistic): _spread(condition_samples, samples.get(ALL_VARY, []), statistic)
-        for name, condition_samples in samples.items()
-        for statistic in STATISTICS
-    }
-    complete = [run for run in runs if run.problem is None]
-    dof = sum(len(_sets(run)) for run in complete)  # a run with k sets besides set 0 gives k degrees of freedom
-    return SourceStudy(env_id, label, samples, spreads, left_out, _measurement_sd(complete), dof)
-
-
-def _run_samples(run: Run, every_set: bool) -> list[Sample]:
-    """The run's curve; with ``every_set``, one per evaluation set (the evaluation condition's N measurements)."""
-    samples = [Sample(str(run.path), run.steps, run.returns)]
-    if every_set:
-        samples += [
-            Sample(f"{run.path} [set {j}]", run.steps, run.evals[column].to_numpy(float)) for j, column in _sets(run)
-        ]
-    return samples
-
-
-def _sets(run: Run) -> list[tuple[int, str]]:
-    """(j, column) of the run's evaluation sets 1.. in eval.csv."""
-    columns = [str(column) for column in run.evals.columns if str(column).startswith(SET_COLUMN)]
-    return sorted((int(column.removeprefix(SET_COLUMN)), column) for column in columns)
-
-
-def _mark_outliers(samples: list[Sample]) -> list[Sample]:
-    finals = np.array([sample.value("final") for sample in samples])
-    median = np.median(finals)
-    scale = 1.4826 * np.median(np.abs(finals - median))
-    below = median - finals
-    flags = below > OUTLIER_MADS * scale if scale > 0 else np.zeros(len(finals), dtype=bool)
-    return [Sample(s.label, s.steps, s.returns, bool(flag)) for s, flag in zip(samples, flags, strict=True)]
-
-
-def _spread(samples: list[Sample], reference: list[Sample], statistic: str) -> Spread:
-    values = np.array([sample.value(statistic) for sample in samples])
-    base = np.array([sample.value(statistic) for sample in reference])
-    return spread_against(values, base, is_reference=samples is reference)
-
-
-def _measurement_sd(runs: list[Run]) -> dict[str, float]:
-    variances: dict[str, list[float]] = {statistic: [] for statistic in STATISTICS}
-    for run in runs:
-        if not _sets(run):
-            continue
-        sets = _run_samples(run, every_set=True)
-        for statistic in STATISTICS:
-            variances[statistic].append(float(np.var([s.value(statistic) for s in sets], ddof=1)))
-    return {name: math.sqrt(np.mean(values)) if values else math.nan for name, values in variances.items()}
-
-
-# ---------------------------------------------------------------------------------------------------- tables
-def frames(studies: list[SourceStudy]) -> dict[str, pd.DataFrame]:
-    """The section's tables by name, ``seed_sources`` and ``seed_sources_runs`` (none without a study)."""
-    if not studies:
-        return {}
-    return {"seed_sources": spread_frame(studies), "seed_sources_runs": samples_frame(studies)}
+    def plot(self, report: Report, figures: Figures) -> None:
+        """Per study, the learning curves of each condition side by side, and a strip and box plot of each
+        statistic per condition; outliers in red, runs that end below their start dashed (a triangle in the strip
+        plot)."""
+        for study in self.studies:
+            figures.directory.mkdir(parents=True, exist_ok=True)
+            name = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
+            figures.files += [
+                group_plots.group_curves_png(
+                    study.samples,
+                    f"{study.label}: evaluation return of every run, by what varies (red: outlier; dashed: ends "
+                    "below its start)",
+                    figures.directory / f"seed_sources_curves_{name}.png",
+                ),
+                group_plots.group_strip_png(
+                    study.samples,
+                    STATISTICS,
+                    f"{study.label}: each run's return, by what varies (red x: outlier; v: ends below its start)",
+                    figures.directory / f"seed_sources_strip_{name}.png",
+                ),
+            ]
 
 
 def spread_frame(studies: list[SourceStudy]) -> pd.DataFrame:
@@ -313,29 +126,171 @@ def samples_frame(studies: list[SourceStudy]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# ---------------------------------------------------------------------------------------------------- plots
-def plot(studies: list[SourceStudy], figures: Figures) -> None:
-    """Per study, the learning curves of each condition side by side, and a strip and box plot of each statistic
-    per condition; outliers in red, runs that end below their start dashed (a triangle in the strip plot).
+def _interval_text(interval: tuple[float, float]) -> str:
+    return f"[{interval[0]:.3g}, {interval[1]:.3g}]"
 
-    Args:
-        studies: from :func:`study_sources`.
-        figures: the report's figures so far.
-    """
+
+def display_frame(study: SourceStudy) -> pd.DataFrame:
+    """The section's table of one env: per condition, each statistic's SD [interval], ratio [interval] and p; the
+    determinism control (two copies of one run) shows whether they are bit-identical instead."""
+    rows = {}
+    for name in study.samples:
+        row: dict[str, str] = {"runs": str(study.spreads[(name, "final")].n)}
+        for statistic in STATISTICS:
+            spread = study.spreads[(name, statistic)]
+            if name == REPEAT:
+                identical = "yes" if bit_identical(study.samples[name]) else "no"
+                row |= {f"{statistic}: SD [95%]": f"bit-identical: {identical}", f"{statistic}: ratio [95%]": EMPTY}
+                row[f"{statistic}: p"] = EMPTY
+                continue
+            row[f"{statistic}: SD [95%]"] = f"{spread.sd:.3g} {_interval_text(spread.sd_interval)}"
+            row[f"{statistic}: ratio [95%]"] = f"{spread.ratio:.2f} {_interval_text(spread.ratio_interval)}"
+            row[f"{statistic}: p"] = "n/a" if math.isnan(spread.p_value) else f"{spread.p_value:.3f}"
+        row["outliers"] = str(sum(sample.outlier for sample in study.samples[name]))
+        row["below start"] = str(sum(sample.below_start for sample in study.samples[name]))
+        rows[name] = row
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "condition"
+    return frame
+
+
+def markdown(studies: list[SourceStudy]) -> str:
+    """The report's section on the studies ('' without one)."""
+    if not studies:
+        return ""
+    parts = [
+        "## Sources of seed variance",
+        "Each condition varies one source of randomness across its runs and pins the others "
+        "(`+experiment=seed_study`); *all_vary* varies them all (the usual spread across seeds), *evaluation* is "
+        "one trained run measured from N sets of evaluation start states, *repeat* is one seed trained twice (the"
+        " determinism control: its runs are bit-identical or not; two copies of one run have no spread to "
+        "estimate). Per run: its mean return over its evaluations after step 0, "
+        "and its final return. **SD**: the standard deviation across the condition's runs (ddof = 1) with its 95%"
+        " chi-square interval, which assumes normally distributed returns. **ratio**: SD / all_vary's SD, with "
+        "the 95% F interval of a ratio of two normal SDs. **p**: the Brown-Forsythe test (Levene's test on "
+        "deviations from the median) of equal spread with all_vary. **outliers**: runs whose final return lies "
+        f"more than {OUTLIER_MADS:g} scaled MADs (1.4826 × the median absolute deviation) below their condition's"
+        " median; marked in red in the plots, not removed. **below start**: runs whose final return is lower than "
+        "their own step-0 return, the untrained policy's (a rule added after seeing the first seed study's runs; "
+        "the MAD rule misses such a run when the others spread widely); dashed in the curves, a triangle in the "
+        "strip plot, not removed. All numbers per run are in `seed_sources_runs.csv`, "
+        "the spreads in `seed_sources.csv`.",
+    ]
     for study in studies:
-        figures.directory.mkdir(parents=True, exist_ok=True)
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
-        figures.files += [
-            group_plots.group_curves_png(
-                study.samples,
-                f"{study.label}: evaluation return of every run, by what varies (red: outlier; dashed: ends below its "
-                "start)",
-                figures.directory / f"seed_sources_curves_{name}.png",
-            ),
-            group_plots.group_strip_png(
-                study.samples,
-                STATISTICS,
-                f"{study.label}: each run's return, by what varies (red x: outlier; v: ends below its start)",
-                figures.directory / f"seed_sources_strip_{name}.png",
-            ),
-        ]
+        parts += [f"**{study.label}**", tables.markdown(display_frame(study)), _reading(study)]
+        if study.left_out:
+            parts.append("Left out (failed or unfinished): " + "; ".join(study.left_out) + ".")
+    return "\n\n".join(parts)
+
+
+def _reading(study: SourceStudy) -> str:
+    """What the intervals at this N can tell apart, the study's power, the shared runs, and how much of the spread
+    is measurement."""
+    n = study.spreads[(ALL_VARY, "final")].n
+    low, high = sd_interval(1.0, n)
+    lines = [
+        f"With {n} runs a condition's SD is known within a factor of about {low:.2f} to {high:.2f} of the measured "
+        "value (95%), so a ratio to all_vary whose interval contains 1 is not told apart from all_vary: a source "
+        "whose true share of the spread is small and one whose share is large can both give such an interval.",
+        _power_text(study, n),
+        _shared_text(study),
+    ]
+    if not study.spreads[(ALL_VARY, "final")].sd > 0:
+        lines.append("all_vary has no spread: no ratio can be formed.")
+    lines += [_measurement_text(study, statistic, title) for statistic, title in STATISTICS.items()]
+    return " ".join(line for line in lines if line)
+
+
+def _detected(study: SourceStudy) -> list[str]:
+    """The source conditions whose spread a test tells apart from all_vary's (ratio interval without 1, or
+    Brown-Forsythe p < alpha), on either statistic."""
+    found = []
+    for name in (name for name in SOURCES if name in study.samples):
+        spreads = [study.spreads[(name, statistic)] for statistic in STATISTICS]
+        if any(not s.ratio_interval[0] <= 1 <= s.ratio_interval[1] or s.p_value < ALPHA for s in spreads):
+            found.append(name)
+    return found
+
+
+def _power_text(study: SourceStudy, n: int) -> str:
+    if n < 2:  # no spread to test
+        return ""
+    power = study_power(n)
+    found = _detected(study)
+    verdict = f"a difference was detected for {', '.join(found)}" if found else "none was detected"
+    return (
+        f"With {n} runs per condition this study could detect only about {power.f_test_ratio:.2f}-fold "
+        f"differences in SD (the F test, two-sided, alpha {ALPHA:g}, at 80% power); Brown-Forsythe's real size "
+        f"at {n} against {n} is {power.bf_size:.1%} (not 5%) and its power at a 4-fold difference "
+        f"{power.bf_power_ratio_4:.0%} (simulated, normal runs); {verdict}."
+    )
+
+
+def _shared_text(study: SourceStudy) -> str:
+    """Runs that source conditions share with all_vary, bit for bit, and the ratios without them."""
+    reference = study.samples.get(ALL_VARY, [])
+    sources = {name: study.samples[name] for name in SOURCES if name in study.samples}
+    shared = shared_runs(reference, sources)
+    if not shared:
+        return ""
+    first = sources[next(iter(shared))][shared[next(iter(shared))][0]]
+    index = next(i for i, sample in enumerate(reference) if sample.same_as(first))
+    extreme = [title for statistic, title in STATISTICS.items() if farthest(reference, statistic) == index]
+    ranges = []
+    for statistic, title in STATISTICS.items():
+        ratios = list(ratios_without(reference, sources, statistic).values())
+        if ratios:
+            ranges.append(f"{min(ratios):.2f} to {max(ratios):.2f} ({title})")
+    without = f"Without it on both sides, the SD ratios to all_vary run from {' and from '.join(ranges)}."
+    return (
+        f"**Shared run.** In {len(shared)} of {len(sources)} source conditions a run is bit for bit all_vary's "
+        f"run {reference[index].label} (every evaluation return the same): with the other sources pinned to that run's "
+        "values, varying one source at its seed varies nothing. "
+        + (f"It is all_vary's run farthest from its mean ({', '.join(extreme)}). " if extreme else "")
+        + "So those conditions are not independent of all_vary, as the F intervals and the Brown-Forsythe test "
+        "assume, and one point pulls every ratio towards 1. " + (without if ranges else "")
+    )
+
+
+def _measurement_text(study: SourceStudy, statistic: str, title: str) -> str:
+    within = study.measurement_sd[statistic]
+    base = study.spreads[(ALL_VARY, statistic)]
+    if not (math.isfinite(within) and base.sd > 0 and study.measurement_df > 0):
+        return ""
+    share = within**2 / base.sd**2
+    low, high = (np.square(ratio_interval(within / base.sd, study.measurement_df + 1, base.n)) * 100).tolist()
+    return (
+        f"Measurement ({title}): evaluating one policy from other start states moves it by an SD of "
+        f"{within:.3g} (pooled over every run's evaluation sets, {study.measurement_df} degrees of freedom), "
+        f"{100 * share:.2g}% of all_vary's variance (95% F interval {low:.2g}% to {high:.2g}%: all_vary's "
+        f"variance rests on {base.n - 1} degrees of freedom)."
+    )
+
+
+def shared_runs(reference: list[Sample], conditions: dict[str, list[Sample]]) -> dict[str, list[int]]:
+    """Per condition, the indices of its samples that are bit for bit one of ``reference``'s (none: left out)."""
+    shared = {
+        name: [i for i, sample in enumerate(samples) if any(sample.same_as(ref) for ref in reference)]
+        for name, samples in conditions.items()
+    }
+    return {name: indices for name, indices in shared.items() if indices}
+
+
+def farthest(samples: list[Sample], statistic: str) -> int:
+    """The index of the sample farthest from its condition's mean on ``statistic``."""
+    values = np.array([sample.value(statistic) for sample in samples])
+    return int(np.argmax(np.abs(values - values.mean())))
+
+
+def ratios_without(reference: list[Sample], conditions: dict[str, list[Sample]], statistic: str) -> dict[str, float]:
+    """Per condition sharing runs with ``reference``, its SD over the reference's SD (ddof = 1) with the shared
+    runs left out of both."""
+    ratios = {}
+    for name, indices in shared_runs(reference, conditions).items():
+        kept = [s for i, s in enumerate(conditions[name]) if i not in indices]
+        shared = [conditions[name][i] for i in indices]
+        base = [s for s in reference if not any(s.same_as(other) for other in shared)]
+        if len(kept) > 1 and len(base) > 1:
+            sd, base_sd = (np.std([s.value(statistic) for s in group], ddof=1) for group in (kept, base))
+            ratios[name] = float(sd / base_sd) if base_sd > 0 else float("nan")
+    return ratios

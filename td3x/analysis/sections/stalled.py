@@ -17,28 +17,8 @@ import pandas as pd
 from td3x.algo.td3 import STALLED_ACTOR_NORM
 from td3x.analysis.reading.cells import Grid
 from td3x.analysis.render import tables
-
-
-def frames(grid: Grid) -> dict[str, pd.DataFrame]:
-    """``stalled_actors``: per cell with an averaged run below STALLED_ACTOR_NORM, how many of its runs that log an
-    actor gradient are, how many of those are at exactly 0, and their seeds."""
-    lines = []
-    for (row, env_id), cell in grid.cells.items():
-        logged = [run for run in cell.runs if run.actor_stalled is not None]
-        stalled = [run for run in logged if run.actor_stalled]
-        if stalled:
-            lines.append(
-                {
-                    "row": row,
-                    "env": env_id,
-                    "stalled": len(stalled),
-                    "logged": len(logged),
-                    "exactly_0": sum(run.actor_frozen is True for run in stalled),
-                    "seeds": " ".join(str(run.seed) for run in stalled),
-                }
-            )
-    columns = ["row", "env", "stalled", "logged", "exactly_0", "seeds"]
-    return {"stalled_actors": pd.DataFrame(lines, columns=columns).set_index("row")}
+from td3x.analysis.render.tables import Notes
+from td3x.analysis.sections.section import Frames, Report, Section
 
 
 def summary(grid: Grid) -> str:
@@ -55,31 +35,55 @@ def summary(grid: Grid) -> str:
     )
 
 
-def markdown(frames: dict[str, pd.DataFrame]) -> str:
-    """The section listing the cells with stalled actors."""
-    frame = frames["stalled_actors"]
-    if frame.empty:
-        return ""
-    shown = pd.DataFrame(
-        {
-            "env": frame["env"],
-            f"actor gradient below {STALLED_ACTOR_NORM:g} at the last log row": [
-                f"{stalled} of {logged}" for stalled, logged in zip(frame["stalled"], frame["logged"], strict=True)
-            ],
-            "of them exactly 0": frame["exactly_0"],
-            "seeds": frame["seeds"],
-        },
-        index=frame.index,
-    )
-    return (
-        "## Actors that stopped learning\n\n"
-        "Averaged runs whose actor's gradient norm at the last log row (`metrics.jsonl`) is below "
-        f"{STALLED_ACTOR_NORM:g}, a heuristic threshold (learning actors log far more). TD3's actor ends in tanh: once "
-        "every action's pre-activation on a batch passes the point where tanh rounds to ±1 (about 9 in float32, "
-        "3.5 in bf16), its gradient there is exactly 0 and the policy stops changing for good; a norm just above 0 "
-        "most likely marks the same saturation, nearly complete (the norm alone cannot tell), which Adam, rescaling "
-        "small gradients, may still bring the actor out of. These runs are in every "
-        "number above, not removed: a cell's spread mixes them with learning runs. Each run's last norm is in "
-        "`runs.csv` (actor_grad_norm_last).\n\n"
-        f"{tables.markdown(shown)}"
-    )
+class StalledSection(Section):
+    """The cells whose averaged runs ended with a stalled actor, listed."""
+
+    def frames(self, report: Report) -> Frames:
+        """``stalled_actors``: per cell with an averaged run below STALLED_ACTOR_NORM, how many of its runs that log
+        an actor gradient are, how many of those are at exactly 0, and their seeds."""
+        lines = []
+        for (row, env_id), cell in report.grid.cells.items():
+            logged = [run for run in cell.runs if run.actor_stalled is not None]
+            stalled = [run for run in logged if run.actor_stalled]
+            if stalled:
+                lines.append(
+                    {
+                        "row": row,
+                        "env": env_id,
+                        "stalled": len(stalled),
+                        "logged": len(logged),
+                        "exactly_0": sum(run.actor_frozen is True for run in stalled),
+                        "seeds": " ".join(str(run.seed) for run in stalled),
+                    }
+                )
+        columns = ["row", "env", "stalled", "logged", "exactly_0", "seeds"]
+        return {"stalled_actors": pd.DataFrame(lines, columns=columns).set_index("row")}
+
+    def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
+        frame = frames["stalled_actors"]
+        if frame.empty:
+            return ""
+        counts = zip(frame["stalled"], frame["logged"], strict=True)
+        shown = pd.DataFrame(
+            {
+                "env": frame["env"],
+                f"actor gradient below {STALLED_ACTOR_NORM:g} at the last log row": [
+                    f"{stalled} of {logged}" for stalled, logged in counts
+                ],
+                "of them exactly 0": frame["exactly_0"],
+                "seeds": frame["seeds"],
+            },
+            index=frame.index,
+        )
+        return (
+            "## Actors that stopped learning\n\n"
+            "Averaged runs whose actor's gradient norm at the last log row (`metrics.jsonl`) is below "
+            f"{STALLED_ACTOR_NORM:g}, a heuristic threshold (learning actors log far more). TD3's actor ends in "
+            "tanh: once every action's pre-activation on a batch passes the point where tanh rounds to ±1 (about 9 "
+            "in float32, 3.5 in bf16), its gradient there is exactly 0 and the policy stops changing for good; a norm "
+            "just above 0 most likely marks the same saturation, nearly complete (the norm alone cannot tell), which "
+            "Adam, rescaling small gradients, may still bring the actor out of. These runs are in every "
+            "number above, not removed: a cell's spread mixes them with learning runs. Each run's last norm is in "
+            "`runs.csv` (actor_grad_norm_last).\n\n"
+            f"{tables.markdown(shown)}"
+        )

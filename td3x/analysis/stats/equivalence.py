@@ -1,6 +1,8 @@
-"""Equivalence at a bound, for the fidelity and peer sections: where each cell's bound comes from (a rule stated as
-post hoc, or a bound given per env), TOST at that bound with its 90% Welch interval, the minimum detectable
-difference (MDD) of the difference test beside it (their columns in the tables: ``render.comparison_columns``).
+"""A group of seeds against a reference group's, for the fidelity and peer sections (``Comparison``): Welch's test,
+the exact permutation test, Holm's adjustment within a row's envs, and equivalence at a bound: where each cell's bound
+comes from (a rule stated as post hoc, or a bound given per env), TOST at that bound with its 90% Welch interval,
+the minimum detectable difference (MDD) of the difference test beside it (their columns in the tables:
+``render.comparison_columns``).
 
 - **The bound** (return units): ``DEFAULT_FRACTION`` (0.2) × the reference's mean: the authors' (fidelity), the
   peer's (peer) or, with ``td3x-report --peer-bound-of ours``, the compared row's. A peer env given a bound
@@ -16,13 +18,13 @@ difference (MDD) of the difference test beside it (their columns in the tables: 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
 
 from td3x.analysis.stats.power import mdd
-from td3x.analysis.stats.two_sample import ALPHA, Welch
+from td3x.analysis.stats.two_sample import ALPHA, Permutation, Welch, holm_by_row, permutation_test, welch
 
 POWER = 0.8  # the power of every MDD
 DEFAULT_FRACTION = 0.2  # the post-hoc bound: 0.2 × the reference's mean
@@ -119,11 +121,19 @@ def tost(test: Welch, bound: Bound, detectable: float) -> Tost:
         bound: the bound.
         detectable: the design's MDD (see :func:`detectable_difference`).
     """
-    if not (np.isfinite(test.se) and test.se > 0 and np.isfinite(test.df)):
+    p = tost_p(test, bound.value)
+    if math.isnan(p):
         return Tost(bound, math.nan, math.nan, math.nan, detectable)
-    below = float(stats.t.sf((test.difference + bound.value) / test.se, test.df))  # H0: difference <= -bound
-    above = float(stats.t.cdf((test.difference - bound.value) / test.se, test.df))  # H0: difference >= +bound
-    return Tost(bound, test.low90, test.high90, max(below, above), detectable)
+    return Tost(bound, test.low90, test.high90, p, detectable)
+
+
+def tost_p(test: Welch, bound: float) -> float:
+    """TOST's p at ±``bound``: the larger of the two one-sided Welch p-values (NaN where Welch has no spread)."""
+    if not (np.isfinite(test.se) and test.se > 0 and np.isfinite(test.df)):
+        return math.nan
+    below = float(stats.t.sf((test.difference + bound) / test.se, test.df))  # H0: difference <= -bound
+    above = float(stats.t.cdf((test.difference - bound) / test.se, test.df))  # H0: difference >= +bound
+    return max(below, above)
 
 
 def detectable_difference(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: float = ALPHA) -> float:
@@ -131,3 +141,53 @@ def detectable_difference(sd_x: float, n_x: int, sd_y: float, n_y: int, alpha: f
     if min(n_x, n_y) < 2 or not (np.isfinite(sd_x) and np.isfinite(sd_y)) or sd_x + sd_y <= 0:
         return math.nan
     return mdd(sd_x, n_x, sd_y, n_y, alpha, POWER)
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
+class Comparison:
+    """One statistic of a group's seeds (ours) against a reference group's (the authors', the peer's).
+
+    Attributes:
+        ours: our seeds' values of the statistic.
+        theirs: the reference seeds' values.
+        test: Welch's comparison of ours against theirs.
+        permutation: the exact permutation test of the same two groups.
+        equivalence: TOST at the cell's bound, with the design's MDD.
+        holm_p: Welch's p Holm-adjusted within the row's envs (the primary statistic only; NaN otherwise).
+    """
+
+    ours: np.ndarray
+    theirs: np.ndarray
+    test: Welch
+    permutation: Permutation
+    equivalence: Tost
+    holm_p: float = math.nan
+
+
+def sd(values: np.ndarray) -> float:
+    """The SD over seeds (ddof 1); NaN below 2 seeds."""
+    return float(values.std(ddof=1)) if len(values) > 1 else math.nan
+
+
+def compare(ours: np.ndarray, theirs: np.ndarray, bound: Bound, sds: tuple[float, float]) -> Comparison:
+    """Our seeds against the reference's: Welch, the exact permutation test, and TOST at ``bound`` with the MDD at
+    the SDs the design assumes (``sds``: ours and theirs) (Holm's adjustment not yet applied: :func:`holm_adjusted`).
+    """
+    test = welch(ours, theirs)
+    detectable = detectable_difference(sds[0], len(ours), sds[1], len(theirs))
+    return Comparison(ours, theirs, test, permutation_test(ours, theirs), tost(test, bound, detectable))
+
+
+def holm_adjusted(rows: list[str], comparisons: list[Comparison]) -> list[Comparison]:
+    """The comparisons with their Welch p and their TOST p Holm-adjusted within each row's family (its envs).
+
+    Args:
+        rows: each comparison's row.
+        comparisons: the primary statistic's comparisons, in the same order.
+    """
+    adjusted = holm_by_row(rows, [c.test.p for c in comparisons])
+    adjusted_tost = holm_by_row(rows, [c.equivalence.p for c in comparisons])
+    return [
+        replace(c, holm_p=p, equivalence=replace(c.equivalence, holm_p=tost_p))
+        for c, p, tost_p in zip(comparisons, adjusted, adjusted_tost, strict=True)
+    ]
