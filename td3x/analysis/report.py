@@ -12,8 +12,8 @@ from pathlib import Path
 
 from td3x.analysis.comparisons.judge import judge, registered_facts
 from td3x.analysis.comparisons.schema import RegistrationError, read_registration
-from td3x.analysis.reading.cell_stats import cell_stats
-from td3x.analysis.reading.cells import make_grid
+from td3x.analysis.reading.cell_stats import CellStats, cell_stats
+from td3x.analysis.reading.cells import Grid, make_grid
 from td3x.analysis.reading.input_files import read_coverage
 from td3x.analysis.reading.runs import Run, find_runs
 from td3x.analysis.render import plots, tables
@@ -92,8 +92,8 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
         settings: bootstrap and table settings.
 
     Raises:
-        ReportError: no run dir was found, the coverage table is not one, a seed study mixes launches, or
-            ``settings.at_step`` is past every complete run's last evaluation.
+        ReportError: no run dir was found, the coverage table is not one, a seed study mixes launches, the peer row
+            is none of the report's, or ``settings.at_step`` is past every complete run's last evaluation.
         RegistrationError: the registration file cannot be used (one line per problem).
         FileNotFoundError: a path (or the coverage table) does not exist.
     """
@@ -115,19 +115,24 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     except ValueError as error:
         raise ReportError(str(error)) from error
     grid = make_grid(runs, {} if comparisons is None else registered_facts(comparisons, runs))
+    if settings.peer is not None and settings.peer not in grid.rows:
+        raise ReportError(f"--peer {settings.peer!r}: no such row; the report's rows are {', '.join(grid.rows)}")
     at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
     problem = at_step_problem(runs, at_step)
     if problem:  # refused before the bootstraps: the "return at" table would be n/a in every cell
         raise ReportError(problem)
-    stats = {}  # in display order (rows, then envs): every table, plot and study follows it
-    for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
-        numbers = cell_stats(grid.cells[key], at_step, settings.reps, settings.seed)
-        if numbers is not None:
-            stats[key] = numbers
-    report = Report(list(paths), runs, grid, stats, settings, at_step, coverage, verdicts)
+    report = Report(list(paths), runs, grid, grid_stats(grid, at_step, settings), settings, at_step, coverage, verdicts)
     for kind in SECTIONS:  # each built from the cells and the sections before it
         report = replace(report, sections=(*report.sections, kind.build(report)))
     return report
+
+
+def grid_stats(grid: Grid, at_step: int, settings: Settings) -> dict[tuple[str, str], CellStats]:
+    """Each cell's numbers, in display order (rows, then envs), which every table, plot and study follows; a cell
+    without them (no complete run, no shared evaluation step) is left out."""
+    keys = ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells)
+    found = {key: cell_stats(grid.cells[key], at_step, settings.reps, settings.seed) for key in keys}
+    return {key: numbers for key, numbers in found.items() if numbers is not None}
 
 
 def at_step_problem(runs: list[Run], at_step: int) -> str | None:

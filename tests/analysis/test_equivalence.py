@@ -98,7 +98,7 @@ def test_td3x_report_takes_the_given_peer_bounds(tmp_path: Path) -> None:
             write_run(tmp_path / f"{folder}/{seed}", "Hopper-v5", row, seed, curve[:21], eval_every=AUTHORS_EVAL_EVERY)
     out = tmp_path / "report"
     command = [str(tmp_path / "runs"), str(tmp_path / "sb3"), "--out", str(out), "--plotly", "none", "--reps", "20"]
-    assert main([*command, "--peer-bound", "Hopper-v5=50"]) == 0
+    assert main([*command, "--peer", "SB3 TD3", "--peer-bound", "Hopper-v5=50"]) == 0
     markdown = (out / "report.md").read_text()
     assert "post hoc: 0.2 × the authors' mean (the default rule)" in markdown
     assert "given: --peer-bound Hopper-v5=50; post hoc test" in markdown
@@ -106,7 +106,7 @@ def test_td3x_report_takes_the_given_peer_bounds(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def committed() -> Report:
-    return build_report([COMMITTED_RUNS], Settings(reps=20, bounds=PEER_BOUNDS))
+    return build_report([COMMITTED_RUNS], Settings(reps=20, bounds=PEER_BOUNDS, peer="SB3 TD3"))
 
 
 def test_the_mdds_are_the_preregistrations_post_hoc_ones(committed: Report) -> None:

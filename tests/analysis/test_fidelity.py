@@ -15,14 +15,16 @@ from scipy import stats
 from td3x.analysis import Settings, build_report
 from td3x.analysis.reading.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
 from td3x.analysis.render.comparison_columns import permutation_text
+from td3x.analysis.report import ReportError
 from td3x.analysis.sections.fidelity import FidelitySection, per_seed_statistics
-from td3x.analysis.sections.peer import PEER_ROW, PeerSection, peer_comparisons
+from td3x.analysis.sections.peer import PeerSection, peer_comparisons
 from td3x.analysis.stats.two_sample import MAX_LISTED, holm, permutation_test, welch
 
 # ---------------------------------------------------------------------------------------------------- the fidelity test
 T_975_DF4, T_95_DF4 = 2.776445, 2.131847  # Student-t quantiles with 4 degrees of freedom, from any table
 COMMITTED_RUNS = Path(__file__).resolve().parents[2] / "docs" / "results" / "runs"
 LOCOMOTION = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5"]
+PEER_ROW = "SB3 TD3"  # scripts/sb3_reference.py's row, the peer of the committed runs (td3x-report --peer)
 
 
 def test_welch_interval_p_and_the_reach_of_the_90_percent_interval_by_hand() -> None:
@@ -157,13 +159,23 @@ def test_the_peer_comparison_rejects_the_halved_curves_and_not_other_seeds_of_th
             write_run(
                 tmp_path / f"{name}/{seed}", "Hopper-v5", row, seed, returns, eval_every=AUTHORS_EVAL_EVERY, agent=agent
             )
-    report = build_report([tmp_path], Settings(reps=50))
+    report = build_report([tmp_path], Settings(reps=50, peer=PEER_ROW))
     peers = {c.row: c.comparison for c in report.section(PeerSection).primary}
     assert set(peers) == {"TD3 [agent.tau=0.005]", "TD3 [agent.tau=0.01]"}  # the TD3 rows, on the peer's env
     same, halved = peers["TD3 [agent.tau=0.005]"], peers["TD3 [agent.tau=0.01]"]
     assert same.test.p == pytest.approx(stats.ttest_ind(same.ours, same.theirs, equal_var=False).pvalue)
     assert same.test.p > 0.05 and halved.holm_p < 0.05 and halved.test.high < 0
-    assert peer_comparisons(report.section(FidelitySection).results, rows=[]) == []
+    assert peer_comparisons(report.section(FidelitySection).results, rows=[], peer_row=PEER_ROW) == []
+    # the peer is the row td3x-report is given: none without one, and a row the report lacks is refused
+    assert build_report([tmp_path / "td3"], Settings(reps=50)).section(PeerSection).primary == []
+    with pytest.raises(ReportError, match=r"^--peer 'SB3': no such row; the report's rows are TD3 "):
+        build_report([tmp_path], Settings(reps=50, peer="SB3"))
+
+
+def test_the_library_knows_no_peer_row_by_name() -> None:
+    """SB3's runs are a side like any folder of runs (issue #60): no module of td3x names their row."""
+    package = Path(__file__).resolve().parents[2] / "td3x"
+    assert [str(path) for path in sorted(package.rglob("*.py")) if PEER_ROW in path.read_text()] == []
 
 
 # the committed runs (docs/results/runs: 3 or 5 seeds, 100k steps): (row, env) → primary p, Holm p, the exact
@@ -198,7 +210,7 @@ def test_the_committed_runs_outcomes() -> None:
     computed) and is not told apart on Hopper (p = 0.19); AHE + CDQ (5 seeds) is above the authors' TD3 over the
     run on Hopper at p = 0.03, which Holm's correction over its two envs does not
     keep (0.061), and not told apart on Walker2d (p = 0.49)."""
-    report = build_report([COMMITTED_RUNS], Settings())
+    report = build_report([COMMITTED_RUNS], Settings(peer=PEER_ROW))
     results = {(f.row, f.env_id): f for f in report.section(FidelitySection).results}
     assert set(results) == set(COMMITTED)
     for key, (p, holm_p, at_or_above, differs, final_p) in COMMITTED.items():

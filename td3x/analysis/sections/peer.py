@@ -1,11 +1,11 @@
 """The peer section: each TD3 row against the peer row, another implementation of TD3 under td3x's protocol.
 
-Where the folder holds the peer row (``SB3 TD3``: Stable-Baselines3's TD3 under the same protocol,
-``scripts/sb3_reference.py``), every TD3 row on that env (another algorithm, AHE say, would differ for its own
-reasons) is compared with it on the fidelity section's primary statistic: Welch's test, Holm-adjusted per row; TOST
-at a bound (one given for the env, else post hoc: ``stats.equivalence``), its TOST p Holm-adjusted per row, the MDD
-at the two sides' SDs, and the exact permutation test of the pooled seeds. Every test here is post hoc: a registered
-comparison is judged by ``td3x-report --registration``.
+The peer is a row like any other, of any folder of runs: ``td3x-report --peer ROW`` names it (``Settings.peer``),
+and without it there is no peer section. On each env where the peer has runs, every TD3 row (another algorithm, AHE
+say, would differ for its own reasons) is compared with it on the fidelity section's primary statistic: Welch's
+test, Holm-adjusted per row; TOST at a bound (one given for the env, else post hoc: ``stats.equivalence``), its TOST
+p Holm-adjusted per row, the MDD at the two sides' SDs, and the exact permutation test of the pooled seeds. Every
+test here is post hoc: a registered comparison is judged by ``td3x-report --registration``.
 Against the authors a difference may be the task's (v5 against v1) or the code's; against the peer, on the same v5
 task, it is the code's (or the implementation's choices). It is printed as the last part of the fidelity section.
 """
@@ -27,7 +27,6 @@ from td3x.analysis.sections.fidelity import PRIMARY, SENSITIVITY, STATISTICS, Fi
 from td3x.analysis.sections.section import Frames, Report, Section
 from td3x.analysis.stats.equivalence import BoundRule, Comparison, compare, holm_adjusted, peer_bound, sd
 
-PEER_ROW = "SB3 TD3"  # scripts/sb3_reference.py's row: another implementation under td3x's protocol
 PEER_OF = TD3_ROW  # the paper row the peer implements: only rows of it are compared with the peer
 MDD_DESIGN = "our seeds against the peer's, each side at its own SD"
 
@@ -46,18 +45,23 @@ class PeerSection(Section):
     """The rows of the algorithm the peer implements against the peer row (nothing without one).
 
     Attributes:
+        peer: the peer row (``Settings.peer``), or None.
         primary: on the primary statistic, Holm-adjusted per row (:func:`peer_comparisons`).
         sensitivity: the same cells on the mean after the warm-up, descriptive.
     """
 
+    peer: str | None
     primary: list[PeerComparison]
     sensitivity: list[PeerComparison]
 
     @classmethod
     def build(cls, report: Report) -> Self:
-        results, rule = report.section(FidelitySection).results, report.settings.bounds
-        rows = [row for row in report.grid.rows if report.grid.paper_row(row) == PEER_OF]
-        return cls(peer_comparisons(results, rows, rule), peer_comparisons(results, rows, rule, SENSITIVITY))
+        peer, results, rule = report.settings.peer, report.section(FidelitySection).results, report.settings.bounds
+        if peer is None:
+            return cls(None, [], [])
+        rows = [row for row in report.grid.rows if report.grid.paper_row(row) == PEER_OF and row != peer]
+        compared = (peer_comparisons(results, rows, peer, rule, statistic) for statistic in (PRIMARY, SENSITIVITY))
+        return cls(peer, *compared)
 
     def frames(self, report: Report) -> Frames:
         """``peer.csv``: per row and env with a peer, for the primary statistic and the mean after the warm-up, the
@@ -68,7 +72,7 @@ class PeerSection(Section):
         frame = pd.DataFrame(
             {
                 "env": [c.env_id for c in self.primary],
-                "peer": [PEER_ROW] * len(primary),
+                "peer": [self.peer] * len(primary),
                 "seeds": [len(c.ours) for c in primary],
                 "peer_seeds": [len(c.theirs) for c in primary],
                 **csv_columns(PRIMARY, primary, "peer", primary=True),
@@ -82,8 +86,8 @@ class PeerSection(Section):
         if not self.primary:
             return ""
         return (
-            f"**Against the peer, {PEER_ROW}**: Stable-Baselines3's TD3 trained and evaluated under the same "
-            "protocol on the same v5 task (`scripts/sb3_reference.py`). Against the authors a difference may be the "
+            f"**Against the peer, {self.peer}** (`--peer`): another implementation of TD3, trained and evaluated "
+            "under the same protocol on the same task. Against the authors a difference may be the "
             f"task's as much as the code's; against the peer it is the implementation's. Each {PEER_OF} row (another "
             "algorithm would differ for its own reasons), on the same primary statistic, each seed's "
             f"{STATISTICS[PRIMARY]}, ours against the peer's seeds: Welch's t-test, Holm-adjusted per row over its "
@@ -98,9 +102,9 @@ class PeerSection(Section):
 def peer_comparisons(
     results: list[Fidelity],
     rows: Collection[str],
+    peer_row: str,
     rule: BoundRule | None = None,
     statistic: str = PRIMARY,
-    peer_row: str = PEER_ROW,
 ) -> list[PeerComparison]:
     """Each of ``rows`` against the peer row, on each env where both were compared with the authors' curves over
     the same steps: Welch's test and TOST (at the env's peer bound, the MDD at each side's SD) of each seed's value
@@ -110,9 +114,9 @@ def peer_comparisons(
     Args:
         results: from ``fidelity.fidelities``.
         rows: the row labels to compare (the rows of the algorithm the peer implements).
+        peer_row: the peer's row label.
         rule: where the equivalence bounds come from (the default rule when None).
         statistic: a key of the fidelity section's ``STATISTICS``.
-        peer_row: the peer's row label.
     """
     rule = rule or BoundRule()
     peers = {f.env_id: f for f in results if f.row == peer_row}

@@ -43,6 +43,8 @@ class Settings:
             it says the coverage is not measured).
         registration: a registration file (docs: Registered comparisons), its comparisons judged on the runs
             (None: nothing is judged).
+        peer: the row every TD3 row is compared with as another implementation of TD3 (the peer section; None:
+            no peer section).
     """
 
     reps: int = 2000
@@ -51,6 +53,7 @@ class Settings:
     bounds: BoundRule = field(default_factory=BoundRule)
     coverage: Path | None = None
     registration: Path | None = None
+    peer: str | None = None
 
 
 SectionT = TypeVar("SectionT", bound="Section")
