@@ -17,51 +17,37 @@ from td3x.analysis.reading.cells import Grid, make_grid
 from td3x.analysis.reading.input_files import read_coverage
 from td3x.analysis.reading.runs import Run, find_runs
 from td3x.analysis.render import plots, tables
-from td3x.analysis.sections import source_studies, stalled
-from td3x.analysis.sections.aggregates import AggregatesSection
-from td3x.analysis.sections.bias import BiasSection
-from td3x.analysis.sections.compute import ComputeSection
-from td3x.analysis.sections.fidelity import FidelitySection
-from td3x.analysis.sections.not_averaged import NotAveragedSection
-from td3x.analysis.sections.peer import PeerSection
-from td3x.analysis.sections.registration import RegistrationSection
-from td3x.analysis.sections.returns import ReturnsSection
+from td3x.analysis.sections import (
+    aggregates,
+    bias,
+    compute,
+    fidelity,
+    not_averaged,
+    peer,
+    registration,
+    returns,
+    seed_sources,
+    seed_spread,
+    source_studies,
+    stalled,
+)
 from td3x.analysis.sections.section import Frames, Report, Section, Settings
-from td3x.analysis.sections.seed_sources import SeedSourcesSection
-from td3x.analysis.sections.seed_spread import SeedSpreadSection
-from td3x.analysis.sections.stalled import StalledSection
 from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS
 from td3x.rundir.outputs import REPORT_FILE, REPORT_TITLE
 
 # the report's sections, built and printed in this order (each env's figures, then the figures across envs, too)
 SECTIONS: tuple[type[Section], ...] = (
-    RegistrationSection,
-    ReturnsSection,
-    BiasSection,
-    FidelitySection,
-    PeerSection,
-    AggregatesSection,
-    SeedSpreadSection,
-    SeedSourcesSection,
-    StalledSection,
-    ComputeSection,
-    NotAveragedSection,
+    registration.RegistrationSection, returns.ReturnsSection, bias.BiasSection, fidelity.FidelitySection,
+    peer.PeerSection, aggregates.AggregatesSection, seed_spread.SeedSpreadSection, seed_sources.SeedSourcesSection,
+    stalled.StalledSection, compute.ComputeSection, not_averaged.NotAveragedSection,
 )
 # the sections whose tables' files come first, in this order, as every report has listed them: the record of the
 # cells and runs (whose section closes report.md) right after the bias table, the tests against the authors and the
 # peer after the seed study; any other section's follow in SECTIONS' order
 FILES_FIRST: tuple[type[Section], ...] = (
-    RegistrationSection,
-    ReturnsSection,
-    BiasSection,
-    NotAveragedSection,
-    AggregatesSection,
-    SeedSpreadSection,
-    FidelitySection,
-    PeerSection,
-    SeedSourcesSection,
-    StalledSection,
-    ComputeSection,
+    registration.RegistrationSection, returns.ReturnsSection, bias.BiasSection, not_averaged.NotAveragedSection,
+    aggregates.AggregatesSection, seed_spread.SeedSpreadSection, fidelity.FidelitySection, peer.PeerSection,
+    seed_sources.SeedSourcesSection, stalled.StalledSection, compute.ComputeSection,
 )
 
 
@@ -181,23 +167,13 @@ def write_report(report: Report, out: Path, plotly_js: str = "directory") -> Wri
 
 def report_frames(report: Report) -> Frames:
     """Every table of the report by name, in the order of its files (``FILES_FIRST``): display tables (text) and
-    tidy ones (numbers).
-
-    Args:
-        report: from ``build_report``.
-    """
+    tidy ones (numbers)."""
     kinds = [*FILES_FIRST, *(kind for kind in SECTIONS if kind not in FILES_FIRST)]
     return {name: frame for kind in kinds for name, frame in report.section(kind).frames(report).items()}
 
 
 def write_plots(report: Report, plots_dir: Path, plotly_js: str = "directory") -> plots.Figures:
-    """Every section's figures: each env's, env by env, then those across envs.
-
-    Args:
-        report: from ``build_report``.
-        plots_dir: where the PNG and HTML files go.
-        plotly_js: how the HTML plots get plotly.js (a key of ``plots.PLOTLY_JS``).
-    """
+    """Every section's figures: each env's, env by env, then those across envs."""
     figures = plots.Figures(plots_dir, plotly_js, plots.row_styles(list(report.grid.rows)))
     for env_id in report.grid.envs:
         for section in report.sections:
@@ -210,14 +186,7 @@ def write_plots(report: Report, plots_dir: Path, plotly_js: str = "directory") -
 # ---------------------------------------------------------------------------------------------------- Markdown
 def render_markdown(report: Report, frames: Frames, files: list[Path], not_drawn: list[str] | None = None) -> str:
     """The report as Markdown: the header, every section's part in order, the plots, the files, and the plots not
-    drawn.
-
-    Args:
-        report: from ``build_report``.
-        frames: its tables, from ``report_frames``.
-        files: the files written, relative to the output directory.
-        not_drawn: one line per figure not drawn, saying why.
-    """
+    drawn."""
     notes = tables.Notes(given={tables.T_NOTE})  # the header states the Student-t rule that § marks
     parts = [_header(report), *(section.markdown(report, frames, notes) for section in report.sections)]
     images = [path for path in files if path.suffix == ".png"]

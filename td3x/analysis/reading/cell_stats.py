@@ -125,7 +125,7 @@ def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | No
         [
             last10_return(curves),
             [return_at(steps, curve, at_step) for curve in curves],
-            [area_under_curve(steps, curve) for curve in curves],
+            [float(area_under_curve(steps, curve)) for curve in curves],
         ]
     )
     last10, at_step_estimate, auc = mean_estimates(per_seed, reps, seed)

@@ -41,11 +41,7 @@ def env_name(env_id: str) -> str:
 
 
 def paper_env(env_id: str) -> str | None:
-    """The paper's id for the task named like ``env_id`` (``Hopper-v5`` → ``Hopper-v1``), or None.
-
-    Args:
-        env_id: a Gymnasium id, any version.
-    """
+    """The paper's id for the task named like ``env_id`` (``Hopper-v5`` → ``Hopper-v1``), or None."""
     matches = [paper_id for paper_id in paper_tables()["table1"]["envs"] if env_name(paper_id) == env_name(env_id)]
     return matches[0] if matches else None
 
@@ -86,11 +82,7 @@ def table1_score(paper_row: str, env_id: str) -> tuple[float, float | None] | No
 
 
 def authors_curves(env_id: str) -> np.ndarray | None:
-    """The authors' published TD3 curves for the task named like ``env_id``: shape (10 seeds, 201), or None.
-
-    Args:
-        env_id: a Gymnasium id; matched to the paper's task by name.
-    """
+    """The authors' published TD3 curves for the task named like ``env_id``: shape (10 seeds, 201), or None."""
     column = paper_env(env_id)
     files = sorted(CURVES_DIR.glob(f"*/TD3_{column}_*.npy"), key=lambda path: int(path.stem.rsplit("_", 1)[1]))
     if column is None or not files:
@@ -104,11 +96,7 @@ def authors_steps(n_evaluations: int) -> np.ndarray:
 
 
 def authors_band(env_id: str) -> Band | None:
-    """The authors' TD3 curves of the task named like ``env_id`` as their 10-seed mean ± 2 std, or None.
-
-    Args:
-        env_id: a Gymnasium id; matched to the authors' gym ``-v1`` task by name.
-    """
+    """The authors' TD3 curves of the task named like ``env_id`` as their 10-seed mean ± 2 std, or None."""
     curves = authors_curves(env_id)
     return None if curves is None else spread_band(curves)
 

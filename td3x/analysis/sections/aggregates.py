@@ -107,13 +107,7 @@ def make_normalisers(grid: Grid, scores: Scores, untrained: dict[str, float]) ->
 
 
 def score_matrix(scores: Scores, row: str, envs: list[str]) -> tuple[np.ndarray, list[int]]:
-    """A row's raw scores on ``envs`` for the seeds it has on all of them: shape (seeds, envs), and the seeds.
-
-    Args:
-        scores: per (row, env), the seeds' last-10 means.
-        row: the row label.
-        envs: the envs, in column order.
-    """
+    """A row's raw scores on ``envs`` for the seeds it has on all of them: shape (seeds, envs), and the seeds."""
     per_env = [scores.get((row, env_id), {}) for env_id in envs]
     seeds = sorted(set.intersection(*(set(seed_scores) for seed_scores in per_env))) if per_env else []
     matrix = np.array([[seed_scores[seed] for seed_scores in per_env] for seed in seeds])
@@ -130,8 +124,6 @@ def aggregate_rows(
         grid: the report's cells.
         scores: per (row, env), the seeds' last-10 means.
         normalisers: per env, from ``make_normalisers``.
-        reps: bootstrap replications.
-        seed: seeds the resampling.
     """
     matrices: dict[str, tuple[np.ndarray, list[str], list[int]]] = {}
     for row in grid.rows:
@@ -170,27 +162,6 @@ def _improvement(
         return reference, None
     x_cols, y_cols = [x_envs.index(e) for e in shared], [y_envs.index(e) for e in shared]
     return reference, probability_of_improvement(x[:, x_cols], y[:, y_cols], reps, seed)
-
-
-def profile_taus(aggregates: list[RowAggregate]) -> np.ndarray:
-    """Thresholds for performance profiles: from min(0, lowest score) to the highest normalised score."""
-    all_scores = np.concatenate([aggregate.scores.ravel() for aggregate in aggregates])
-    return np.linspace(min(0.0, float(all_scores.min())), float(all_scores.max()), PROFILE_POINTS)
-
-
-def row_profiles(
-    aggregates: list[RowAggregate], reps: int, seed: int
-) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Performance profiles of every aggregated row: the taus, and per row the profile and its CIs.
-
-    Args:
-        aggregates: from ``aggregate_rows`` (at least one).
-        reps: bootstrap replications.
-        seed: seeds the resampling.
-    """
-    taus = profile_taus(aggregates)
-    profiles, cis = performance_profiles({a.row: a.scores for a in aggregates}, taus, reps, seed)
-    return taus, profiles, cis
 
 
 def untrained_levels(stats: dict[tuple[str, str], CellStats]) -> dict[str, float]:
@@ -270,7 +241,11 @@ class AggregatesSection(Section):
         if improvements:
             path = plots_dir / "probability_of_improvement.png"
             files.append(aggregate_plots.improvement_plot(improvements, path, styles))
-        taus, profiles, cis = row_profiles(self.rows, report.settings.reps, report.settings.seed)
+        # thresholds from min(0, the lowest normalised score) to the highest
+        scores = np.concatenate([a.scores.ravel() for a in self.rows])
+        taus = np.linspace(min(0.0, float(scores.min())), float(scores.max()), PROFILE_POINTS)
+        reps, seed = report.settings.reps, report.settings.seed
+        profiles, cis = performance_profiles({a.row: a.scores for a in self.rows}, taus, reps, seed)
         files.append(aggregate_plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png", styles))
         figures.files += files
 

@@ -230,12 +230,7 @@ def fidelity(stats: CellStats, rule: BoundRule | None = None) -> Fidelity | None
 
 def fidelities(cells: Iterable[CellStats], rule: BoundRule | None = None) -> list[Fidelity]:
     """Every cell with the authors' curves against them, in the order given, the primary p-values (of the
-    difference and of TOST) Holm-adjusted per row (over that row's envs).
-
-    Args:
-        cells: the cells' numbers.
-        rule: where the equivalence bounds come from (the default rule when None).
-    """
+    difference and of TOST) Holm-adjusted per row (over that row's envs)."""
     found = [result for stats in cells if (result := fidelity(stats, rule)) is not None]
     adjusted = holm_adjusted([f.row for f in found], [f.run_mean for f in found])
     return [replace(f, comparisons={**f.comparisons, PRIMARY: c}) for f, c in zip(found, adjusted, strict=True)]
@@ -287,12 +282,7 @@ def fidelity_frame(results: list[Fidelity]) -> pd.DataFrame:
 
 def fidelity_test_frame(results: list[Fidelity], statistic: str) -> pd.DataFrame:
     """The report's display table of one statistic's tests against the authors (``comparison_columns.test_frame``),
-    with the authors' last step T and, for the primary statistic, the outcome.
-
-    Args:
-        results: the cells against the authors' curves.
-        statistic: a key of ``STATISTICS``.
-    """
+    with the authors' last step T and, for the primary statistic, the outcome."""
     return test_frame(
         [f.row for f in results],
         [f.env_id for f in results],

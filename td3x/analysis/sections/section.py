@@ -61,29 +61,17 @@ SectionT = TypeVar("SectionT", bound="Section")
 
 @dataclass(frozen=True, eq=False)
 class Report:
-    """Everything the report shows, computed once.
+    """Everything the report shows, computed once."""
 
-    Attributes:
-        sources: the paths the runs were found under.
-        runs: every run found, complete or not.
-        grid: the runs grouped into cells.
-        stats: per (row, env) with complete runs, the cell's numbers, in display order (rows, then envs).
-        settings: how the statistics were computed.
-        at_step: the "return at" table's env step: ``settings.at_step``, or the shortest run's total steps.
-        coverage: the aggregates' measured coverage (``reading.input_files.read_coverage``), or None.
-        verdicts: a registration file's comparisons judged (``comparisons.judge``), or None.
-        sections: the sections built, in the report's order.
-    """
-
-    sources: list[Path]
-    runs: list[Run]
-    grid: Grid
-    stats: dict[tuple[str, str], CellStats]
+    sources: list[Path]  # the paths the runs were found under
+    runs: list[Run]  # every run found, complete or not
+    grid: Grid  # the runs grouped into cells
+    stats: dict[tuple[str, str], CellStats]  # each cell's numbers, in display order (rows, then envs)
     settings: Settings
-    at_step: int
-    coverage: pd.DataFrame | None = None
-    verdicts: Verdicts | None = None
-    sections: tuple[Section, ...] = ()
+    at_step: int  # the "return at" table's env step: settings.at_step, or the shortest run's total steps
+    coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (reading.input_files.read_coverage)
+    verdicts: Verdicts | None = None  # a registration file's comparisons judged (comparisons.judge)
+    sections: tuple[Section, ...] = ()  # the sections built, in the report's order
 
     def section(self, kind: type[SectionT]) -> SectionT:
         """The report's section of this kind."""

@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import math
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Self
 
@@ -71,22 +71,21 @@ class SeedStudy:
     welch: list[WelchRate]
 
 
-def study_seeds(row: str, env_id: str, seeds: list[int], scores: np.ndarray, reps: int, seed: int) -> SeedStudy:
-    """The seed study of one cell (at least MIN_SEEDS seeds).
-
-    Args:
-        row: the row label.
-        env_id: the env.
-        seeds: the complete seeds.
-        scores: their last-10 means, in the same order.
-        reps: bootstrap replications per CI.
-        seed: seeds the subsets, splits and resampling.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
+def study_cell(stats: CellStats, reps: int, seed: int) -> SeedStudy:
+    """The seed study of one cell (at least MIN_SEEDS seeds) on its seeds' last-10 means, with ``reps`` bootstrap
+    replications per CI and ``seed`` seeding the subsets, splits and resampling."""
+    scores = np.asarray(last10_return(stats.curves), dtype=np.float64)
     rng = np.random.default_rng(seed)
+    cell = stats.cell
     with _no_spread_warnings():
         return SeedStudy(
-            row, env_id, seeds, scores, spread(scores), ci_width_by_seeds(scores, reps, rng), welch_rates(scores, rng)
+            cell.row,
+            cell.env_id,
+            cell.seeds,
+            scores,
+            spread(scores),
+            ci_width_by_seeds(scores, reps, rng),
+            welch_rates(scores, rng),
         )
 
 
@@ -104,13 +103,7 @@ def spread(scores: np.ndarray) -> dict[str, float]:
 
 
 def seed_subsets(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Index sets of k of n seeds: all of them when at most MAX_SUBSETS exist, else MAX_SUBSETS random ones.
-
-    Args:
-        n: the number of seeds.
-        k: the subset size.
-        rng: draws the random subsets.
-    """
+    """Index sets of k of n seeds: all of them when at most MAX_SUBSETS exist, else MAX_SUBSETS random ones."""
     if math.comb(n, k) <= MAX_SUBSETS:
         return np.array(list(itertools.combinations(range(n), k)))
     return np.array([rng.choice(n, size=k, replace=False) for _ in range(MAX_SUBSETS)])
@@ -118,13 +111,7 @@ def seed_subsets(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 def ci_width_by_seeds(scores: np.ndarray, reps: int, rng: np.random.Generator) -> Band:
     """The width of the report's 95% interval of the mean (``metrics.interval_method``: Student-t below 10 seeds, a
-    percentile bootstrap from 10) as a function of the number of seeds k = 2..n.
-
-    Args:
-        scores: per-seed scores.
-        reps: bootstrap replications per CI.
-        rng: draws the subsets and the resamples.
-    """
+    percentile bootstrap from 10) as a function of the number of seeds k = 2..n."""
     sizes = np.arange(2, len(scores) + 1)
     widths = []
     for k in sizes:
@@ -155,12 +142,7 @@ def _bootstrap_widths(subsets: np.ndarray, reps: int, rng: np.random.Generator) 
 
 def welch_rates(scores: np.ndarray, rng: np.random.Generator) -> list[WelchRate]:
     """For each group size g = 3..n//2, the fraction of SPLITS random pairs of disjoint g-seed groups that Welch's
-    t-test calls different at p < ALPHA. All seeds share one config, so every such call is a false positive.
-
-    Args:
-        scores: per-seed scores.
-        rng: draws the splits.
-    """
+    t-test calls different at p < ALPHA. All seeds share one config, so every such call is a false positive."""
     rates = []
     for group_size in range(3, len(scores) // 2 + 1):
         order = np.array([rng.permutation(len(scores))[: 2 * group_size] for _ in range(SPLITS)])
@@ -168,21 +150,6 @@ def welch_rates(scores: np.ndarray, rng: np.random.Generator) -> list[WelchRate]
         p_values = stats.ttest_ind(first, second, axis=1, equal_var=False).pvalue
         rates.append(WelchRate(group_size, SPLITS, float(np.mean(p_values < ALPHA))))
     return rates
-
-
-def study_cells(stats: Iterable[CellStats], reps: int, seed: int) -> list[SeedStudy]:
-    """The seed study of every cell with at least MIN_SEEDS complete seeds, in the order given.
-
-    Args:
-        stats: the cells' numbers.
-        reps: bootstrap replications per CI.
-        seed: seeds the subsets, splits and resampling.
-    """
-    return [
-        study_seeds(s.cell.row, s.cell.env_id, s.cell.seeds, last10_return(s.curves), reps, seed)
-        for s in stats
-        if len(s.cell.runs) >= MIN_SEEDS
-    ]
 
 
 @contextlib.contextmanager
@@ -197,13 +164,14 @@ def _no_spread_warnings() -> Iterator[None]:
 
 @dataclass(frozen=True, eq=False)
 class SeedSpreadSection(Section):
-    """The seed study of every cell with at least MIN_SEEDS complete seeds (``study_cells``)."""
+    """The seed study of every cell with at least MIN_SEEDS complete seeds, in the report's order."""
 
     studies: list[SeedStudy]
 
     @classmethod
     def build(cls, report: Report) -> Self:
-        return cls(study_cells(report.stats.values(), report.settings.reps, report.settings.seed))
+        reps, seed = report.settings.reps, report.settings.seed
+        return cls([study_cell(s, reps, seed) for s in report.stats.values() if len(s.cell.runs) >= MIN_SEEDS])
 
     def frames(self, report: Report) -> Frames:
         """``seed_study`` and ``seed_study_welch`` (none without a studied cell)."""

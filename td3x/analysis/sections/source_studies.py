@@ -129,11 +129,7 @@ def check_launches(runs: list[Run]) -> None:
 def study_sources(runs: list[Run]) -> list[SourceStudy]:
     """One study per env and options (agent, noise, row: runs of other options are not each other's controls)
     whose runs hold an all-vary condition and at least one other; none without a study (the launches checked by
-    :func:`check_launches`).
-
-    Args:
-        runs: every run found.
-    """
+    :func:`check_launches`)."""
     by_setting = _by_setting(runs)
     per_env = Counter(setting[0] for setting in by_setting)
     studies = [

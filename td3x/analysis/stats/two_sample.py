@@ -130,12 +130,7 @@ _CHUNK = 100_000  # relabellings listed at a time: memory stays in the tens of M
 def permutation_test(x: np.ndarray, y: np.ndarray) -> Permutation:
     """The exact two-sided permutation test of mean(x) = mean(y) on Welch's t over all C(n + m, n) relabellings of
     the pooled values (NaN p below 2 values a side, when the observed t is undefined, or when there are more than
-    MAX_LISTED relabellings to list: 32 seeds against 10 have 1.5 billion).
-
-    Args:
-        x: the first sample (ours).
-        y: the second sample (the reference's).
-    """
+    MAX_LISTED relabellings to list: 32 seeds against 10 have 1.5 billion)."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     n, m = len(x), len(y)
     if n < 2 or m < 2:
