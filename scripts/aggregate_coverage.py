@@ -32,8 +32,8 @@ import pandas as pd
 from scipy import optimize, stats
 
 from td3x.algo.seed_statistics import CONFIDENCE
-from td3x.analysis.metrics import MIN_AGGREGATE_BOOTSTRAP_SEEDS, stratified_t_interval
 from td3x.analysis.report import Settings
+from td3x.analysis.stats.metrics import MIN_AGGREGATE_BOOTSTRAP_SEEDS, stratified_t_interval
 from td3x.commands.common import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
 """A peer under td3x's protocol: Stable-Baselines3's TD3 trained and evaluated as td3x's reference runs are, written
-as td3x run dirs, so that ``td3x-report`` shows a row ``SB3 TD3`` beside td3x's TD3 and the authors' curves.
+as td3x run dirs of a row ``SB3 TD3``, which ``td3x-report --peer "SB3 TD3"`` compares td3x's TD3 rows with.
 
     python scripts/sb3_reference.py --env hopper --seeds 0 1 2 --out docs/results/runs/reference_sb3
 

@@ -14,8 +14,8 @@ from helpers.runs import TINY_COMMAND_LINE
 from helpers.scripts import BIN, k_seed_run
 
 import td3x
-from td3x.analysis.cells import row_labels
-from td3x.analysis.runs import find_runs
+from td3x.analysis.reading.cells import row_labels
+from td3x.analysis.reading.runs import find_runs
 from td3x.commands import eval as evaluate
 from td3x.config.hydra import to_container
 from td3x.config.messages import schema_keys

@@ -443,10 +443,10 @@ class TestCorruptRunFiles:
         assert result.returncode == 0 and "Traceback" not in result.stderr
         expected = [
             *(
-                f"WARNING td3x.analysis.runs: runs/{name}/{file} {problem}; the run is left out of the averages"
+                f"WARNING td3x.analysis.reading.runs: runs/{name}/{file} {problem}; the run is left out of the averages"
                 for name, (file, _, problem) in broken.items()
             ),
-            f"WARNING td3x.analysis.runs: runs/yaml/config.yaml {self.BAD_YAML[1]}; the run dir is skipped",
+            f"WARNING td3x.analysis.reading.runs: runs/yaml/config.yaml {self.BAD_YAML[1]}; the run dir is skipped",
             "report written to report",
         ]
         assert sorted(result.stderr.splitlines()) == sorted(expected)

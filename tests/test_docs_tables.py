@@ -21,7 +21,6 @@ from helpers.report_markdown import VERDICT_COLUMNS, late_verdicts
 from helpers.report_runs import REPS, curve, write_run
 
 from td3x.analysis import Settings, build_report, write_report
-from td3x.analysis.peer import PEER_ROW
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -29,6 +28,7 @@ STYLESHEET = DOCS / "stylesheets" / "extra.css"
 RESULTS_PAGES = sorted((DOCS / "results").glob("**/index.md"))
 WIDTH, HEIGHT = 1400, 1000  # a laptop's browser window
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+PEER_ROW = "SB3 TD3"  # the published reports' peer row (td3x-report --peer)
 # run in the page once the theme has wrapped its tables in scroll boxes: per table, the box's left and right edges,
 # its scroll and client widths, each header's text and right edge, and the left and right edges of each line's first
 # cell once the box is scrolled to its end
@@ -93,7 +93,7 @@ def wide_report(root: Path) -> str:
             for seed in range(3):
                 returns = curve(1000 + 100 * k, seed)
                 write_run(root / f"{env_id}/{k}/{seed}", env_id, row, seed, returns, agent={"tau": 0.005, **agent})
-    report = build_report([root], Settings(reps=REPS))
+    report = build_report([root], Settings(reps=REPS, peer=PEER_ROW))
     return write_report(report, root.parent / "report", "none").markdown
 
 

@@ -11,6 +11,15 @@ on floors below its own, never one beside or above it:
 4. ``sweeps``: many runs; ``tuning``: td3x-tune's study;
 5. ``commands``: one module per console script; ``api``: td3x from Python.
 
+``analysis`` has floors of its own, by the same rule (``ANALYSIS_FLOORS``):
+
+0. ``stats``: statistics on arrays (intervals, tests, power), no run and no table;
+1. ``reading``: run dirs and the files named on the command line read, runs grouped into cells;
+2. ``render``: tables and plots drawn, nothing computed;
+3. ``comparisons``: registration files, planned and judged;
+4. ``sections``: the report's sections, one interface each;
+5. ``report``: the report built and written, looping over the sections.
+
 Every import counts, at module level or inside a function (a deferred import is an arrow too), and so does one
 under ``if TYPE_CHECKING``. The package's ``__init__`` is left out: it imports nothing of td3x at run time (checked
 below) and only names the public objects, loaded on first use.
@@ -41,6 +50,8 @@ FLOORS = {
     "api": 5,
     "entrypoint": 6,  # python -m td3x.entrypoint: td3x-train's module path before the folders, for queued jobs
 }
+ANALYSIS_FLOORS = {"stats": 0, "reading": 1, "render": 2, "comparisons": 3, "sections": 4, "report": 5}
+ANALYSIS_PACKAGE = "td3x.analysis"  # its __init__ names report's public objects: above every floor
 COMMAND_HELPERS = {"td3x.commands.common", "td3x.commands.train_and_report"}  # what the commands share
 MAX_LINES = 400
 
@@ -48,6 +59,14 @@ MAX_LINES = 400
 def folder(module: str) -> str:
     """``td3x.algo.td3`` -> ``algo``; a plain module beside the package's ``__init__`` is its own folder."""
     return module.split(".")[1]
+
+
+def analysis_floor(module: str) -> int:
+    """The floor of a module of ``analysis``: its folder's (``td3x.analysis.stats.power`` -> ``stats``, 0), or for
+    ``report.py`` its own; the package itself is above them all."""
+    if module == ANALYSIS_PACKAGE:
+        return len(ANALYSIS_FLOORS)
+    return ANALYSIS_FLOORS[module.split(".")[2]]
 
 
 def module_name(path: Path) -> str:
@@ -95,7 +114,7 @@ def test_every_module_lives_on_a_floor() -> None:
 def test_the_package_is_folders_and_at_most_three_plain_modules() -> None:
     plain = sorted(path.name for path in PACKAGE.glob("*.py") if path.name != "__init__.py")
     assert len(plain) <= 3, plain
-    for name in FLOORS:
+    for name in [*FLOORS, *(f"analysis/{floor}" for floor in ANALYSIS_FLOORS)]:
         init = PACKAGE / name / "__init__.py"
         if init.parent.is_dir():
             docstring = ast.get_docstring(ast.parse(init.read_text()))
@@ -145,6 +164,26 @@ def test_arrows_run_downward_and_no_command_imports_another() -> None:
         if folder(source) == folder(target) == "commands" and source not in COMMAND_HELPERS
     ]
     assert not wrong, "arrows against the layers:\n" + "\n".join(wrong)
+
+
+def test_analysis_arrows_run_down_its_own_floors() -> None:
+    graph = import_graph()
+    missing = sorted(
+        name
+        for name in graph
+        if folder(name) == "analysis" and name != ANALYSIS_PACKAGE and name.split(".")[2] not in ANALYSIS_FLOORS
+    )
+    assert not missing, f"put these modules in a folder of ANALYSIS_FLOORS: {missing}"
+    wrong = [
+        f"{source} (floor {analysis_floor(source)}) imports {target} (floor {analysis_floor(target)})"
+        for source, targets in sorted(graph.items())
+        if folder(source) == "analysis"
+        for target in sorted(targets)
+        if folder(target) == "analysis"
+        and target.split(".")[:3] != source.split(".")[:3]
+        and analysis_floor(target) >= analysis_floor(source)
+    ]
+    assert not wrong, "arrows against analysis' floors:\n" + "\n".join(wrong)
 
 
 def test_no_module_imports_hydra_internals() -> None:

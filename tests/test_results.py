@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import yaml
 
 from td3x.analysis.comparisons.schema import read_registration
 from td3x.analysis.comparisons.sides import Found, find_side_runs
-from td3x.analysis.runs import Run, find_runs
+from td3x.analysis.reading.runs import Run, find_runs
 from td3x.commands.report import main as report_main
 from td3x.rundir.layout import is_timing_column
 
@@ -36,8 +37,11 @@ glance = importlib.util.module_from_spec(_GLANCE)
 _GLANCE.loader.exec_module(glance)  # docs/results/glance.py: the results page's glance table
 RUNS, REPORT, PAGE = RESULTS / "runs", RESULTS / "report", RESULTS / "index.md"
 COVERAGE = ["--coverage", "docs/results/aggregate_coverage.csv"]  # the aggregates' measured coverage
-# the peer tests' bounds the pre-registration fixed (its peer.computed.<env>.bound), and its post-hoc rule elsewhere
+# the peer row (Stable-Baselines3's TD3, scripts/sb3_reference.py's runs), the peer tests' bounds the pre-registration
+# fixed (its peer.computed.<env>.bound), and its post-hoc rule elsewhere
+PEER = ["--peer", "SB3 TD3"]
 PEER_BOUNDS = [
+    *PEER,
     *("--peer-bound", "HalfCheetah-v5=645", "--peer-bound", "Hopper-v5=88", "--peer-bound", "Walker2d-v5=91"),
     *("--peer-bound-of", "ours"),
 ]
@@ -68,6 +72,7 @@ REGISTERED_PEER_COMMAND = report_command(
     "docs/results/peer_registered/runs", "docs/results/peer_registered/report",
     "--registration",
     "docs/results/peer_registered/registration.yaml",
+    *PEER,
 )
 # the stalled-actors amendments (docs/results/preregistration.yaml, stalled_actors and its control): their runs, report
 STALLED = RESULTS / "stalled_actors"
@@ -211,7 +216,7 @@ def test_the_results_page_quotes_the_report_s_tables_and_plots(published: str) -
     assert missing == [], "every table row on the results page is a row of report.md"
     images = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", page)
     assert images and all((page_path.parent / image).is_file() for image in images)
-    assert " ".join(command) in page
+    assert shlex.join(command) in page  # as typed in a shell: --peer 'SB3 TD3'
 
 
 def test_the_results_page_states_every_fidelity_outcome_of_the_report() -> None:

@@ -1,104 +1,58 @@
-"""The report: run dirs → cells → every section's numbers (``build_report``), then the sections' tables, plots and
-Markdown assembled in the report's order (``write_report``).
+"""The report: run dirs → cells → every section built (``build_report``), then the sections' tables, figures and
+Markdown written in the report's order (``write_report``).
 
-Each section is one module holding its numbers, tables, Markdown and plots: ``return_tables`` (Tables 2 and 1,
-return at a step, area under the curve, learning curves, the cells and runs and what was not averaged), ``bias``,
-``fidelity`` with ``fidelity_tables`` and ``peer`` (printed as one section), ``aggregates``, ``seed_spread`` (the
-"Seed study" of cells with many seeds), ``seed_sources`` (with ``seed_sources_text``), ``stalled`` and ``compute``;
-a registration file's comparisons (``comparisons``) come first. This module only calls them in order.
+The sections are ``SECTIONS``, each a ``sections.section.Section``; this module only loops over them, and writes
+the report's own parts around them: the header, the list of plots and files.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import pandas as pd
-
-from td3x.analysis import (
+from td3x.analysis.comparisons.judge import judge, registered_facts
+from td3x.analysis.comparisons.schema import RegistrationError, read_registration
+from td3x.analysis.reading.cell_stats import CellStats, cell_stats
+from td3x.analysis.reading.cells import Grid, make_grid
+from td3x.analysis.reading.input_files import read_coverage
+from td3x.analysis.reading.runs import Run, find_runs
+from td3x.analysis.render import plots, tables
+from td3x.analysis.sections import (
     aggregates,
     bias,
     compute,
     fidelity,
-    fidelity_tables,
+    not_averaged,
     peer,
-    plots,
-    return_tables,
+    registration,
+    returns,
     seed_sources,
-    seed_sources_text,
     seed_spread,
+    source_studies,
     stalled,
-    tables,
 )
-from td3x.analysis.aggregates import Normaliser, RowAggregate
-from td3x.analysis.cell_stats import CellStats, cell_stats
-from td3x.analysis.cells import Grid, make_grid
-from td3x.analysis.comparisons import render
-from td3x.analysis.comparisons.judge import Verdicts, judge, registered_facts
-from td3x.analysis.comparisons.schema import RegistrationError
-from td3x.analysis.comparisons.schema import read_registration as read_comparisons
-from td3x.analysis.equivalence import BoundRule
-from td3x.analysis.fidelity import Fidelity
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS
-from td3x.analysis.peer import PeerComparison
-from td3x.analysis.runs import Run, find_runs
-from td3x.analysis.seed_sources import SourceStudy
-from td3x.analysis.seed_spread import SeedStudy
+from td3x.analysis.sections.section import Frames, Report, Section, Settings
+from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS
 from td3x.rundir.outputs import REPORT_FILE, REPORT_TITLE
 
-# the paper-shaped tables, also written as LaTeX (booktabs) with these captions
-LATEX_CAPTIONS = {**return_tables.LATEX_CAPTIONS, "aggregates": aggregates.LATEX_CAPTION}
+# the report's sections, built and printed in this order (each env's figures, then the figures across envs, too)
+SECTIONS: tuple[type[Section], ...] = (
+    registration.RegistrationSection, returns.ReturnsSection, bias.BiasSection, fidelity.FidelitySection,
+    peer.PeerSection, aggregates.AggregatesSection, seed_spread.SeedSpreadSection, seed_sources.SeedSourcesSection,
+    stalled.StalledSection, compute.ComputeSection, not_averaged.NotAveragedSection,
+)
+# the sections whose tables' files come first, in this order, as every report has listed them: the record of the
+# cells and runs (whose section closes report.md) right after the bias table, the tests against the authors and the
+# peer after the seed study; any other section's follow in SECTIONS' order
+FILES_FIRST: tuple[type[Section], ...] = (
+    registration.RegistrationSection, returns.ReturnsSection, bias.BiasSection, not_averaged.NotAveragedSection,
+    aggregates.AggregatesSection, seed_spread.SeedSpreadSection, fidelity.FidelitySection, peer.PeerSection,
+    seed_sources.SeedSourcesSection, stalled.StalledSection, compute.ComputeSection,
+)
 
 
 class ReportError(RuntimeError):
     """A report that cannot be made (no run dirs found, or a ``--at-step`` no run reaches)."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How the report computes its statistics.
-
-    Attributes:
-        reps: bootstrap replications per CI (rliable's default is 50000; 2000 gives CI bounds stable to about 1%);
-            used by means over 10 or more seeds (fewer get Student-t intervals) and by the aggregates.
-        seed: seeds every bootstrap, so the same runs give the same report.
-        at_step: the env step of the "return at" table (None: the shortest run's ``run.total_steps``, a horizon
-            every run reaches).
-        bounds: where the fidelity and peer tables' equivalence bounds come from (the default rule, or the peer
-            bounds td3x-report is given).
-        coverage: a coverage table of scripts/aggregate_coverage.py, which the aggregates section quotes (None:
-            it says the coverage is not measured).
-        registration: a registration file (docs: Registered comparisons), its comparisons judged on the runs
-            (None: nothing is judged).
-    """
-
-    reps: int = 2000
-    seed: int = 0
-    at_step: int | None = None
-    bounds: BoundRule = field(default_factory=BoundRule)
-    coverage: Path | None = None
-    registration: Path | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class Report:
-    """Everything the report shows, computed once."""
-
-    sources: list[Path]
-    runs: list[Run]
-    grid: Grid
-    stats: dict[tuple[str, str], CellStats]
-    normalisers: dict[str, Normaliser]
-    aggregates: list[RowAggregate]
-    studies: list[SeedStudy]  # cells with many seeds (seed_spread.py)
-    fidelity: list[Fidelity]
-    settings: Settings
-    at_step: int  # the "return at" table's env step: settings.at_step, or the shortest run's total steps
-    source_studies: list[SourceStudy] = field(default_factory=list)  # seed studies by source (seed_sources.py)
-    peers: list[PeerComparison] = field(default_factory=list)  # rows against the peer row (peer.py)
-    peer_sensitivity: list[PeerComparison] = field(default_factory=list)  # the same, the mean after the warm-up
-    coverage: pd.DataFrame | None = None  # the aggregates' measured coverage (aggregates.read_coverage)
-    verdicts: Verdicts | None = None  # a registration file's comparisons judged (comparisons/judge.py)
 
 
 @dataclass
@@ -107,7 +61,7 @@ class Written:
     figure not drawn saying why."""
 
     markdown: str = ""
-    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    frames: Frames = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     not_drawn: list[str] = field(default_factory=list)
 
@@ -117,20 +71,21 @@ class Written:
 
 
 def build_report(paths: list[Path], settings: Settings) -> Report:
-    """Find the runs below ``paths`` and compute every number of the report.
+    """Find the runs below ``paths``, compute every cell's numbers, and build every section from them.
 
     Args:
         paths: sweep dirs, run dirs, or folders above them.
         settings: bootstrap and table settings.
 
     Raises:
-        ReportError: no run dir was found, the coverage table is not one, or ``settings.at_step`` is past every
-            complete run's last evaluation.
+        ReportError: no run dir was found, the coverage table is not one, a seed study mixes launches, the peer row
+            is none of the report's, or ``settings.at_step`` is past every complete run's last evaluation.
+        RegistrationError: the registration file cannot be used (one line per problem).
         FileNotFoundError: a path (or the coverage table) does not exist.
     """
     try:  # the files named beside the runs first: a mistake in one is refused before every run is read
-        coverage = None if settings.coverage is None else aggregates.read_coverage(settings.coverage)
-        comparisons = None if settings.registration is None else read_comparisons(settings.registration)
+        coverage = None if settings.coverage is None else read_coverage(settings.coverage)
+        comparisons = None if settings.registration is None else read_registration(settings.registration)
     except RegistrationError:
         raise  # one line per problem, as td3x-report --plan prints them
     except ValueError as error:
@@ -139,46 +94,31 @@ def build_report(paths: list[Path], settings: Settings) -> Report:
     if not runs:
         raise ReportError(f"no run dirs (directories holding td3x's config.yaml) under {', '.join(map(str, paths))}")
     try:
-        source_studies = seed_sources.study_sources(runs)
-    except seed_sources.MixedLaunchesError as error:
-        raise ReportError(f"{', '.join(map(str, paths))}: {error}") from error
-    try:
+        source_studies.check_launches(runs)
         verdicts = None if comparisons is None else judge(comparisons, runs)
+    except source_studies.MixedLaunchesError as error:
+        raise ReportError(f"{', '.join(map(str, paths))}: {error}") from error
     except ValueError as error:
         raise ReportError(str(error)) from error
     grid = make_grid(runs, {} if comparisons is None else registered_facts(comparisons, runs))
+    if settings.peer is not None and settings.peer not in grid.rows:
+        raise ReportError(f"--peer {settings.peer!r}: no such row; the report's rows are {', '.join(grid.rows)}")
     at_step = min(run.total_steps for run in runs) if settings.at_step is None else settings.at_step
     problem = at_step_problem(runs, at_step)
     if problem:  # refused before the bootstraps: the "return at" table would be n/a in every cell
         raise ReportError(problem)
-    stats = {}  # in display order (rows, then envs): every table, plot and study follows it
-    for key in ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells):
-        numbers = cell_stats(grid.cells[key], at_step, settings.reps, settings.seed)
-        if numbers is not None:
-            stats[key] = numbers
-    scores = {key: numbers.scores for key, numbers in stats.items()}
-    normalisers = aggregates.make_normalisers(grid, scores, aggregates.untrained_levels(stats))
-    studies = seed_spread.study_cells(stats.values(), settings.reps, settings.seed)
-    rows = aggregates.aggregate_rows(grid, scores, normalisers, settings.reps, settings.seed)
-    against_authors = fidelity.fidelities(stats.values(), settings.bounds)
-    peer_rows = [row for row in grid.rows if grid.paper_row(row) == peer.PEER_OF]
-    return Report(
-        list(paths),
-        runs,
-        grid,
-        stats,
-        normalisers,
-        rows,
-        studies,
-        against_authors,
-        settings,
-        at_step,
-        source_studies,
-        peer.peer_comparisons(against_authors, peer_rows, settings.bounds),
-        peer.peer_comparisons(against_authors, peer_rows, settings.bounds, peer.SENSITIVITY),
-        coverage,
-        verdicts,
-    )
+    report = Report(list(paths), runs, grid, grid_stats(grid, at_step, settings), settings, at_step, coverage, verdicts)
+    for kind in SECTIONS:  # each built from the cells and the sections before it
+        report = replace(report, sections=(*report.sections, kind.build(report)))
+    return report
+
+
+def grid_stats(grid: Grid, at_step: int, settings: Settings) -> dict[tuple[str, str], CellStats]:
+    """Each cell's numbers, in display order (rows, then envs), which every table, plot and study follows; a cell
+    without them (no complete run, no shared evaluation step) is left out."""
+    keys = ((row, env_id) for row in grid.rows for env_id in grid.envs if (row, env_id) in grid.cells)
+    found = {key: cell_stats(grid.cells[key], at_step, settings.reps, settings.seed) for key in keys}
+    return {key: numbers for key, numbers in found.items() if numbers is not None}
 
 
 def at_step_problem(runs: list[Run], at_step: int) -> str | None:
@@ -213,7 +153,8 @@ def write_report(report: Report, out: Path, plotly_js: str = "directory") -> Wri
     """
     out.mkdir(parents=True, exist_ok=True)
     written = Written(frames=report_frames(report))
-    written.files += tables.write_tables(written.frames, LATEX_CAPTIONS, out)
+    captions = {name: caption for section in report.sections for name, caption in section.LATEX_CAPTIONS.items()}
+    written.files += tables.write_tables(written.frames, captions, out)
     figures = write_plots(report, out / plots.PLOTS_DIR, plotly_js)
     written.files += figures.files
     written.not_drawn = figures.not_drawn
@@ -224,85 +165,30 @@ def write_report(report: Report, out: Path, plotly_js: str = "directory") -> Wri
     return written
 
 
-def report_frames(report: Report) -> dict[str, pd.DataFrame]:
-    """Every table of the report by name, in the order of its files: display tables (text) and tidy ones (numbers).
-
-    Args:
-        report: from ``build_report``.
-    """
-    grid, stats, at_step = report.grid, report.stats, report.at_step
-    verdicts = (
-        {}
-        if report.verdicts is None
-        else {
-            "registration": render.verdicts_frame(report.verdicts),
-            "registration_sides": render.sides_records(report.verdicts),
-        }
-    )
-    return {
-        **verdicts,
-        **return_tables.display_frames(grid, stats, at_step),
-        **bias.frames(grid, stats),
-        **return_tables.record_frames(grid, stats, at_step),
-        **aggregates.frames(report.normalisers, report.aggregates),
-        **seed_spread.frames(report.studies),
-        **fidelity_tables.frames(report.fidelity),
-        **peer.frames(report.peers, report.peer_sensitivity),
-        **seed_sources.frames(report.source_studies),
-        **stalled.frames(grid),
-        **compute.frames(grid),
-    }
+def report_frames(report: Report) -> Frames:
+    """Every table of the report by name, in the order of its files (``FILES_FIRST``): display tables (text) and
+    tidy ones (numbers)."""
+    kinds = [*FILES_FIRST, *(kind for kind in SECTIONS if kind not in FILES_FIRST)]
+    return {name: frame for kind in kinds for name, frame in report.section(kind).frames(report).items()}
 
 
 def write_plots(report: Report, plots_dir: Path, plotly_js: str = "directory") -> plots.Figures:
-    """Learning curves and overestimation bias per env, the seed study's CI widths, and rliable's aggregate plots.
-
-    Args:
-        report: from ``build_report``.
-        plots_dir: where the PNG and HTML files go.
-        plotly_js: how the HTML plots get plotly.js (a key of ``plots.PLOTLY_JS``).
-    """
+    """Every section's figures: each env's, env by env, then those across envs."""
     figures = plots.Figures(plots_dir, plotly_js, plots.row_styles(list(report.grid.rows)))
     for env_id in report.grid.envs:
-        cells = [report.stats[(row, env_id)] for row in report.grid.rows if (row, env_id) in report.stats]
-        return_tables.plot(env_id, cells, report.fidelity, figures)
-        bias.plot(env_id, cells, figures)
-        seed_spread.plot(env_id, report.studies, figures)
-    aggregates.plot(report.aggregates, report.settings.reps, report.settings.seed, figures)
-    seed_sources.plot(report.source_studies, figures)
+        for section in report.sections:
+            section.plot_env(report, env_id, figures)
+    for section in report.sections:
+        section.plot(report, figures)
     return figures
 
 
 # ---------------------------------------------------------------------------------------------------- Markdown
-def render_markdown(
-    report: Report, frames: dict[str, pd.DataFrame], files: list[Path], not_drawn: list[str] | None = None
-) -> str:
-    """The report as Markdown: the tables, the fidelity count, the aggregates, the seed study, what was not
-    averaged, the files, and the plots not drawn.
-
-    Args:
-        report: from ``build_report``.
-        frames: its tables, from ``report_frames``.
-        files: the files written, relative to the output directory.
-        not_drawn: one line per figure not drawn, saying why.
-    """
-    only_source_studies = bool(report.source_studies) and all(
-        seed_sources.condition(run) is not None for run in report.runs
-    )
+def render_markdown(report: Report, frames: Frames, files: list[Path], not_drawn: list[str] | None = None) -> str:
+    """The report as Markdown: the header, every section's part in order, the plots, the files, and the plots not
+    drawn."""
     notes = tables.Notes(given={tables.T_NOTE})  # the header states the Student-t rule that § marks
-    parts = [
-        _header(report),
-        "" if report.verdicts is None else render.verdicts_markdown(report.verdicts),
-        *return_tables.markdown(frames, report.at_step, notes),
-        bias.markdown(frames, notes),
-        fidelity_tables.markdown(report.fidelity, notes) + peer.markdown(report.peers, report.peer_sensitivity, notes),
-        aggregates.markdown(report.grid.envs, report.normalisers, report.aggregates, report.coverage),
-        seed_spread.markdown(report.studies, only_source_studies),
-        seed_sources_text.markdown(report.source_studies),
-        stalled.markdown(frames),
-        compute.markdown(frames),
-        return_tables.not_averaged_markdown(frames),
-    ]
+    parts = [_header(report), *(section.markdown(report, frames, notes) for section in report.sections)]
     images = [path for path in files if path.suffix == ".png"]
     if images:  # shown where the report is read (a Markdown viewer, the docs site), each under its file name
         parts.append("## Plots\n\n" + "\n\n".join(f"![{path.stem}]({path.as_posix()})" for path in images))

@@ -2,7 +2,7 @@
 
 td3x-report outputs/table2 --out report/            # Markdown to stdout; CSV, LaTeX, PNG, HTML in report/
 td3x-report outputs/multirun/a outputs/runs/b --out report/ --reps 5000 --wandb
-td3x-report outputs/table2 --peer-bound HalfCheetah-v5=645 --peer-bound-of ours  # peer tests' bounds as given
+td3x-report outputs/table2 outputs/other --peer 'Other TD3' --peer-bound HalfCheetah-v5=645  # against a peer row
 td3x-report outputs/cdq --registration cdq.yaml --out report/   # judge the comparisons a registration file fixed
 """
 
@@ -23,10 +23,10 @@ from pathlib import Path
 from td3x.analysis.comparisons.plan import make_plan
 from td3x.analysis.comparisons.render import plan_frame, plan_markdown
 from td3x.analysis.comparisons.schema import RegistrationError, read_registration
-from td3x.analysis.equivalence import DEFAULT_FRACTION, PEER_MEANS, BoundRule
-from td3x.analysis.plots import PLOTLY_JS
+from td3x.analysis.render.plots import PLOTLY_JS
+from td3x.analysis.render.wandb_export import log_report, mode_problems
 from td3x.analysis.report import Report, ReportError, Settings, Written, build_report, write_report
-from td3x.analysis.wandb_export import log_report, mode_problems
+from td3x.analysis.stats.equivalence import DEFAULT_FRACTION, PEER_MEANS, BoundRule
 from td3x.commands.common import (
     HelpFormatter,
     OneLineParser,
@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a coverage table of scripts/aggregate_coverage.py (e.g. docs/results/aggregate_coverage.csv): the "
         "aggregates section quotes how often their bootstrap CIs cover the truth (default: none, and the section says "
         "the coverage is not measured)",
+    )
+    parser.add_argument(
+        "--peer",
+        metavar="ROW",
+        help="a row of the report, another implementation of TD3 under the same protocol: every TD3 row is compared "
+        "with it on each env it has runs on (default: none, no peer section)",
     )
     parser.add_argument(
         "--peer-bound",
@@ -369,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         bounds = BoundRule(given=tuple(args.peer_bound), peer_of=args.peer_bound_of)
-        settings = Settings(args.reps, args.seed, args.at_step, bounds, args.coverage, args.registration)
+        settings = Settings(args.reps, args.seed, args.at_step, bounds, args.coverage, args.registration, args.peer)
         report = build_report(args.paths, settings)
     except RegistrationError as error:
         exit_with("report error", error.problems)

@@ -1,4 +1,4 @@
-"""A run's ``eval.csv`` read and checked once for every reader: the report's runs (td3x.analysis.runs) and the
+"""A run's ``eval.csv`` read and checked once for every reader: the report's runs (td3x.analysis.reading.runs) and the
 tuner's scores (td3x.tuning.scores). A file that cannot be a run's evaluations is refused with one line naming it:
 not CSV, without the ``step`` or ``return_mean`` column, a value there that is no number, empty or not finite
 (``nan``, ``inf``: it would poison every mean), or steps that do not increase (a repeated row would count one

@@ -16,8 +16,8 @@ from helpers.agents import SPEC, make_batch
 from td3x.algo.precision import problems
 from td3x.algo.seeding import generators_of
 from td3x.algo.td3 import TD3, actor_loss, critic_loss
-from td3x.analysis.cells import result_keys, row_labels
-from td3x.analysis.runs import Run
+from td3x.analysis.reading.cells import result_keys, row_labels
+from td3x.analysis.reading.runs import Run
 from td3x.config.enums import Precision
 from td3x.config.hydra import to_container
 from td3x.config.overrides import override_problems

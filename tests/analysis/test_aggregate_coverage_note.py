@@ -11,8 +11,9 @@ import pytest
 from helpers.report_runs import curve, write_run
 
 from td3x.analysis import report
-from td3x.analysis.aggregates import COVERAGE_COLUMNS, RowAggregate, coverage_note, read_coverage
-from td3x.analysis.metrics import BOOTSTRAP, NO_INTERVAL, Estimate
+from td3x.analysis.reading.input_files import COVERAGE_COLUMNS, read_coverage
+from td3x.analysis.sections.aggregates import RowAggregate, coverage_note
+from td3x.analysis.stats.metrics import BOOTSTRAP, NO_INTERVAL, Estimate
 from td3x.commands.report import main
 
 

@@ -1,6 +1,6 @@
-"""TOST at a bound (td3x.analysis.equivalence): by hand on x = 1, 2, 3 against itself shifted, where the bound comes
-from (a bound given per env, or the default rule, post hoc), the MDDs against the pre-registration file's post_hoc
-block, the sensitivity table without the warm-up evaluations against the audit's numbers, and td3x-report's
+"""TOST at a bound (td3x.analysis.stats.equivalence): by hand on x = 1, 2, 3 against itself shifted, where the bound
+comes from (a bound given per env, or the default rule, post hoc), the MDDs against the pre-registration file's
+post_hoc block, the sensitivity table without the warm-up evaluations against the audit's numbers, and td3x-report's
 --peer-bound and --peer-bound-of."""
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from helpers.report_runs import write_run
 from scipy import stats
 
 from td3x.analysis import Report, Settings, build_report
-from td3x.analysis.equivalence import (
-    NOT_SHOWN,
-    BoundRule,
-    peer_bound,
-    post_hoc_bound,
-    tost,
-)
-from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves
-from td3x.analysis.two_sample import welch
+from td3x.analysis.reading.paper import AUTHORS_EVAL_EVERY, authors_curves
+from td3x.analysis.render.comparison_columns import NOT_SHOWN, decision
+from td3x.analysis.sections.fidelity import FidelitySection
+from td3x.analysis.sections.peer import PeerSection
+from td3x.analysis.stats.equivalence import BoundRule, peer_bound, post_hoc_bound, tost
+from td3x.analysis.stats.two_sample import welch
 from td3x.commands.report import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,17 +41,17 @@ def test_tost_accepts_a_known_equal_case_and_rejects_a_known_different_one_by_ha
     assert half == pytest.approx(1.7407, abs=1e-4) and equal.inside
     assert equal.p == pytest.approx(stats.t.sf(2 / se, 4)) and equal.p == pytest.approx(0.0352, abs=1e-4)
     assert equal.p == pytest.approx(stats.ttest_ind(X + 2, X, equal_var=False, alternative="greater").pvalue)
-    assert equal.decision == "equivalent within ±2.00"
+    assert decision(equal) == "equivalent within ±2.00"
     shifted = tost(welch(X, X + 3), equal.bound, detectable=1.0)
     assert (shifted.low, shifted.high) == (pytest.approx(-3 - half), pytest.approx(-3 + half)) and not shifted.inside
-    assert shifted.p == pytest.approx(0.856, abs=1e-3) and shifted.decision == NOT_SHOWN
+    assert shifted.p == pytest.approx(0.856, abs=1e-3) and decision(shifted) == NOT_SHOWN
     wide = tost(welch(X, X + 3), post_hoc_bound(BoundRule(), 25.0, "y's"), detectable=1.0)  # bound 5
     assert wide.inside and wide.p == pytest.approx(0.0352, abs=1e-4)
     # Holm's p decides where a family adjusts it: an unadjusted p below α is not enough
-    assert type(equal)(equal.bound, equal.low, equal.high, equal.p, 1.0, holm_p=0.07).decision == NOT_SHOWN
+    assert decision(type(equal)(equal.bound, equal.low, equal.high, equal.p, 1.0, holm_p=0.07)) == NOT_SHOWN
     # no spread: no test, never equivalence
     assert np.isnan(tost(welch(np.ones(3), np.ones(3)), equal.bound, 1.0).p)
-    assert tost(welch(np.ones(3), np.ones(3)), equal.bound, 1.0).decision == NOT_SHOWN
+    assert decision(tost(welch(np.ones(3), np.ones(3)), equal.bound, 1.0)) == NOT_SHOWN
 
 
 # the bounds the published report's peer tests are given: the pre-registration's peer.computed.<env>.bound
@@ -101,7 +98,7 @@ def test_td3x_report_takes_the_given_peer_bounds(tmp_path: Path) -> None:
             write_run(tmp_path / f"{folder}/{seed}", "Hopper-v5", row, seed, curve[:21], eval_every=AUTHORS_EVAL_EVERY)
     out = tmp_path / "report"
     command = [str(tmp_path / "runs"), str(tmp_path / "sb3"), "--out", str(out), "--plotly", "none", "--reps", "20"]
-    assert main([*command, "--peer-bound", "Hopper-v5=50"]) == 0
+    assert main([*command, "--peer", "SB3 TD3", "--peer-bound", "Hopper-v5=50"]) == 0
     markdown = (out / "report.md").read_text()
     assert "post hoc: 0.2 × the authors' mean (the default rule)" in markdown
     assert "given: --peer-bound Hopper-v5=50; post hoc test" in markdown
@@ -109,7 +106,7 @@ def test_td3x_report_takes_the_given_peer_bounds(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def committed() -> Report:
-    return build_report([COMMITTED_RUNS], Settings(reps=20, bounds=PEER_BOUNDS))
+    return build_report([COMMITTED_RUNS], Settings(reps=20, bounds=PEER_BOUNDS, peer="SB3 TD3"))
 
 
 @pytest.mark.results
@@ -117,11 +114,11 @@ def test_the_mdds_are_the_preregistrations_post_hoc_ones(committed: Report) -> N
     """The MDD column at the published cells: n seeds against the authors' 10 at the authors' SD (fidelity), and
     td3x's 5 against SB3's 3 at the pilots' SDs (peer), as the file's post_hoc block computes them."""
     post_hoc: dict[str, Any] = yaml.safe_load(PREREGISTRATION.read_text())["post_hoc"]["computed"]
-    td3 = {f.env_id: f for f in committed.fidelity if f.row == "TD3 [agent=td3_paper]"}
+    td3 = {f.env_id: f for f in committed.section(FidelitySection).results if f.row == "TD3 [agent=td3_paper]"}
     assert set(td3) == set(post_hoc["fidelity"])
     for env_id, numbers in post_hoc["fidelity"].items():
-        assert round(td3[env_id].equivalence["run_mean"].mdd, 2) == numbers["mdd_alpha"], env_id
-    peers = {c.env_id: c for c in committed.peers if c.row == "TD3 [agent=td3_paper]"}
+        assert round(td3[env_id].run_mean.equivalence.mdd, 2) == numbers["mdd_alpha"], env_id
+    peers = {c.env_id: c.comparison for c in committed.section(PeerSection).primary if c.row == "TD3 [agent=td3_paper]"}
     for env_id, numbers in post_hoc["peer"].items():
         assert round(peers[env_id].equivalence.mdd, 2) == numbers["mdd_alpha"], env_id
 
@@ -130,21 +127,21 @@ def test_the_mdds_are_the_preregistrations_post_hoc_ones(committed: Report) -> N
 def test_the_committed_cells_equivalence_and_permutation(committed: Report) -> None:
     """At 0.2 × the authors' mean, post hoc: no TD3 cell but InvertedPendulum shows equivalence after Holm; on
     Hopper and Walker2d the 90% interval is wider than the bound. SB3 on Ant: the exact permutation p is 1/286."""
-    cells = {(f.row, f.env_id): f for f in committed.fidelity}
+    cells = {(f.row, f.env_id): f for f in committed.section(FidelitySection).results}
     td3 = "TD3 [agent=td3_paper]"
-    shown = {env for (row, env), f in cells.items() if row == td3 and f.equivalence["run_mean"].decision != NOT_SHOWN}
+    shown = {env for (row, env), f in cells.items() if row == td3 and decision(f.run_mean.equivalence) != NOT_SHOWN}
     assert shown == {"InvertedPendulum-v5"}
     for env_id in ("Hopper-v5", "Walker2d-v5"):
-        result = cells[(td3, env_id)].equivalence["run_mean"]
+        result = cells[(td3, env_id)].run_mean.equivalence
         assert not result.inside and result.high - result.low > 2 * result.bound.value
     sb3_ant = cells[("SB3 TD3", "Ant-v5")].run_mean.permutation
     assert (sb3_ant.relabellings, sb3_ant.p) == (286, pytest.approx(1 / 286)) and sb3_ant.p == pytest.approx(
         0.0035, abs=1e-4
     )
-    peer_cells = {(c.row, c.env_id): c for c in committed.peers}
+    peer_cells = {(c.row, c.env_id): c.comparison for c in committed.section(PeerSection).primary}
     five_against_three = peer_cells[(td3, "Hopper-v5")].permutation  # C(8, 3) = 56: never below Holm's 0.05/3
     assert five_against_three.relabellings == 56 and five_against_three.smallest >= 0.05 / 3
-    assert all(c.equivalence.decision == NOT_SHOWN for c in peer_cells.values())
+    assert all(decision(c.equivalence) == NOT_SHOWN for c in peer_cells.values())
 
 
 # the audit's §2.5: the difference and Welch's p of the mean over the evaluations after the warm-up (random_steps =
@@ -159,21 +156,22 @@ WITHOUT_WARMUP = {
 
 @pytest.mark.results
 def test_the_sensitivity_table_reproduces_the_audits_numbers(committed: Report) -> None:
-    cells = {(f.row, f.env_id): f for f in committed.fidelity}
+    cells = {(f.row, f.env_id): f for f in committed.section(FidelitySection).results}
     for key, (difference, p) in WITHOUT_WARMUP.items():
-        test = cells[key].after_warmup.test
+        test = cells[key].comparisons["after_warmup"].test
         assert cells[key].random_steps == 10_000, key
         assert (round(test.difference, 1), test.p) == (difference, pytest.approx(p, abs=1e-3, rel=0.05)), key
     hopper = cells[("TD3 [agent=td3_paper]", "Hopper-v5")]  # random_steps = 1000: the same 20 evaluations
-    assert hopper.after_warmup.test.p == hopper.run_mean.test.p
+    assert hopper.comparisons["after_warmup"].test.p == hopper.run_mean.test.p
 
 
 @pytest.mark.results
 def test_the_peer_sensitivity_table_compares_the_means_after_the_warm_up_unadjusted(committed: Report) -> None:
-    cells = {(f.row, f.env_id): f for f in committed.fidelity}
-    primary = [(c.row, c.env_id) for c in committed.peers]
-    assert [(c.row, c.env_id) for c in committed.peer_sensitivity] == primary
-    for c in committed.peer_sensitivity:
-        ours, peer = cells[(c.row, c.env_id)].after_warmup.ours, cells[("SB3 TD3", c.env_id)].after_warmup.ours
-        assert c.statistic == "after_warmup" and c.test.difference == pytest.approx(ours.mean() - peer.mean())
+    cells = {(f.row, f.env_id): f for f in committed.section(FidelitySection).results}
+    peers = committed.section(PeerSection)
+    primary = [(c.row, c.env_id) for c in peers.primary]
+    assert [(c.row, c.env_id) for c in peers.sensitivity] == primary
+    for row, env_id, c in ((c.row, c.env_id, c.comparison) for c in peers.sensitivity):
+        ours, peer = (cells[(name, env_id)].comparisons["after_warmup"].ours for name in (row, "SB3 TD3"))
+        assert c.test.difference == pytest.approx(ours.mean() - peer.mean())
         assert np.isnan(c.holm_p) and np.isnan(c.equivalence.holm_p)  # descriptive: no family

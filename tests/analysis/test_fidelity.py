@@ -1,4 +1,4 @@
-"""The report's fidelity test (td3x.analysis.fidelity): Welch's test with its interval and the reach of its 90%
+"""The report's fidelity test (td3x.analysis.sections.fidelity): Welch's test with its interval and the reach of its 90%
 interval, Holm's adjustment and the exact permutation test checked by hand, shown rejecting a constructed
 difference, and its outcomes on the committed runs of docs/results (TOST at a bound: test_equivalence.py)."""
 
@@ -14,16 +14,18 @@ from helpers.report_runs import write_run
 from scipy import stats
 
 from td3x.analysis import Settings, build_report
-from td3x.analysis.equivalence import permutation_text
-from td3x.analysis.fidelity import per_seed_statistics
-from td3x.analysis.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
-from td3x.analysis.peer import PEER_ROW, peer_comparisons
-from td3x.analysis.two_sample import MAX_LISTED, compare, holm, lexicographic_subsets, permutation_test, welch
+from td3x.analysis.reading.paper import AUTHORS_EVAL_EVERY, authors_curves, authors_steps
+from td3x.analysis.render.comparison_columns import permutation_text
+from td3x.analysis.report import ReportError
+from td3x.analysis.sections.fidelity import FidelitySection, per_seed_statistics
+from td3x.analysis.sections.peer import PeerSection, peer_comparisons
+from td3x.analysis.stats.two_sample import MAX_LISTED, holm, lexicographic_subsets, permutation_test, welch
 
 # ---------------------------------------------------------------------------------------------------- the fidelity test
 T_975_DF4, T_95_DF4 = 2.776445, 2.131847  # Student-t quantiles with 4 degrees of freedom, from any table
 COMMITTED_RUNS = Path(__file__).resolve().parents[2] / "docs" / "results" / "runs"
 LOCOMOTION = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5"]
+PEER_ROW = "SB3 TD3"  # scripts/sb3_reference.py's row, the peer of the committed runs (td3x-report --peer)
 
 
 def test_welch_interval_p_and_the_reach_of_the_90_percent_interval_by_hand() -> None:
@@ -111,9 +113,10 @@ def test_the_authors_own_curves_halved_are_rejected_and_unscaled_they_are_not(en
     assert curves is not None
     steps = authors_steps(curves.shape[1])
     theirs = per_seed_statistics(curves, steps)["run_mean"]
-    halved = compare(per_seed_statistics(0.5 * curves[:3], steps)["run_mean"], theirs)
-    assert halved.test.p < 0.05 and halved.permutation.p < 0.05
-    assert halved.test.high < 0 and halved.test.reach > abs(halved.test.difference)
+    halved = per_seed_statistics(0.5 * curves[:3], steps)["run_mean"]
+    test = welch(halved, theirs)
+    assert test.p < 0.05 and permutation_test(halved, theirs).p < 0.05
+    assert test.high < 0 and test.reach > abs(test.difference)
     held_out = welch(theirs[:3], theirs[3:])
     assert held_out.p > 0.05 and held_out.low < 0 < held_out.high
 
@@ -128,11 +131,11 @@ def test_three_seeds_at_100k_steps_can_miss_a_halving_on_walker2d() -> None:
         assert curves is not None
         steps = authors_steps(21)  # 0, 5000, ..., 100000
         theirs = per_seed_statistics(curves[:, :21], steps)["run_mean"]
-        halved = compare(per_seed_statistics(0.5 * curves[:3, :21], steps)["run_mean"], theirs)
-        outcomes[env_id] = halved.test.p < 0.05
+        halved = welch(per_seed_statistics(0.5 * curves[:3, :21], steps)["run_mean"], theirs)
+        outcomes[env_id] = halved.p < 0.05
         if env_id == "Walker2d-v5":
-            assert halved.test.p == pytest.approx(0.174, abs=0.001)
-            assert halved.test.reach > 0.5 * theirs.mean()
+            assert halved.p == pytest.approx(0.174, abs=0.001)
+            assert halved.reach > 0.5 * theirs.mean()
     assert outcomes == {"HalfCheetah-v5": True, "Hopper-v5": True, "Walker2d-v5": False, "Ant-v5": True}
 
 
@@ -144,7 +147,7 @@ def test_the_report_rejects_the_halved_curves_and_not_the_authors_own(tmp_path: 
     for seed in range(3):
         write_run(tmp_path / f"td3/{seed}", "Hopper-v5", "TD3", seed, curves[seed], eval_every=AUTHORS_EVAL_EVERY)
         write_run(tmp_path / f"ahe/{seed}", "Hopper-v5", "AHE", seed, 0.5 * curves[seed], eval_every=AUTHORS_EVAL_EVERY)
-    results = {f.row: f for f in build_report([tmp_path], Settings(reps=50)).fidelity}
+    results = {f.row: f for f in build_report([tmp_path], Settings(reps=50)).section(FidelitySection).results}
     assert len(results["TD3"].steps) == 201 and results["TD3"].steps[-1] == 1_000_000
     assert not results["TD3"].differs and results["TD3"].run_mean.permutation.p > 0.05
     assert results["AHE"].differs and results["AHE"].run_mean.permutation.p == pytest.approx(1 / 286)  # C(13, 3)
@@ -167,13 +170,23 @@ def test_the_peer_comparison_rejects_the_halved_curves_and_not_other_seeds_of_th
             write_run(
                 tmp_path / f"{name}/{seed}", "Hopper-v5", row, seed, returns, eval_every=AUTHORS_EVAL_EVERY, agent=agent
             )
-    report = build_report([tmp_path], Settings(reps=50))
-    peers = {c.row: c for c in report.peers}
+    report = build_report([tmp_path], Settings(reps=50, peer=PEER_ROW))
+    peers = {c.row: c.comparison for c in report.section(PeerSection).primary}
     assert set(peers) == {"TD3 [agent.tau=0.005]", "TD3 [agent.tau=0.01]"}  # the TD3 rows, on the peer's env
     same, halved = peers["TD3 [agent.tau=0.005]"], peers["TD3 [agent.tau=0.01]"]
-    assert same.test.p == pytest.approx(stats.ttest_ind(same.ours, same.peer, equal_var=False).pvalue)
+    assert same.test.p == pytest.approx(stats.ttest_ind(same.ours, same.theirs, equal_var=False).pvalue)
     assert same.test.p > 0.05 and halved.holm_p < 0.05 and halved.test.high < 0
-    assert peer_comparisons(report.fidelity, rows=[]) == []
+    assert peer_comparisons(report.section(FidelitySection).results, rows=[], peer_row=PEER_ROW) == []
+    # the peer is the row td3x-report is given: none without one, and a row the report lacks is refused
+    assert build_report([tmp_path / "td3"], Settings(reps=50)).section(PeerSection).primary == []
+    with pytest.raises(ReportError, match=r"^--peer 'SB3': no such row; the report's rows are TD3 "):
+        build_report([tmp_path], Settings(reps=50, peer="SB3"))
+
+
+def test_the_library_knows_no_peer_row_by_name() -> None:
+    """SB3's runs are a side like any folder of runs (issue #60): no module of td3x names their row."""
+    package = Path(__file__).resolve().parents[2] / "td3x"
+    assert [str(path) for path in sorted(package.rglob("*.py")) if PEER_ROW in path.read_text()] == []
 
 
 # the committed runs (docs/results/runs: 3 or 5 seeds, 100k steps): (row, env) → primary p, Holm p, the exact
@@ -209,8 +222,8 @@ def test_the_committed_runs_outcomes() -> None:
     computed) and is not told apart on Hopper (p = 0.19); AHE + CDQ (5 seeds) is above the authors' TD3 over the
     run on Hopper at p = 0.03, which Holm's correction over its two envs does not
     keep (0.061), and not told apart on Walker2d (p = 0.49)."""
-    report = build_report([COMMITTED_RUNS], Settings())
-    results = {(f.row, f.env_id): f for f in report.fidelity}
+    report = build_report([COMMITTED_RUNS], Settings(peer=PEER_ROW))
+    results = {(f.row, f.env_id): f for f in report.section(FidelitySection).results}
     assert set(results) == set(COMMITTED)
     for key, (p, holm_p, at_or_above, differs, final_p) in COMMITTED.items():
         result = results[key]
@@ -220,12 +233,13 @@ def test_the_committed_runs_outcomes() -> None:
         assert result.run_mean.holm_p == pytest.approx(holm_p, abs=5e-4, rel=0.05), key
         assert result.run_mean.permutation.p == pytest.approx(at_or_above / relabellings), key
         assert result.differs == differs, key
-        assert result.final.test.p == pytest.approx(final_p, abs=5e-4, nan_ok=True), key
+        assert result.comparisons["final"].test.p == pytest.approx(final_p, abs=5e-4, nan_ok=True), key
     ahe_walker = results[("AHE", "Walker2d-v5")].run_mean.test
     assert ahe_walker.high < 0  # below the authors' TD3
     assert ahe_walker.difference == pytest.approx(-238.86, abs=0.01)
     td3_ant, sb3_ant = (results[(row, "Ant-v5")].run_mean.test for row in ("TD3 [agent=td3_paper]", "SB3 TD3"))
-    peers = {(c.row, c.env_id): c.test for c in report.peers}  # td3x against SB3 on the same v5 task
+    # td3x against SB3 on the same v5 task
+    peers = {(c.row, c.env_id): c.comparison.test for c in report.section(PeerSection).primary}
     td3_rows = ("TD3 [agent=td3_paper]", "TD3 [agent=td3_2018]")  # AHE rows are another algorithm: not compared
     assert set(peers) == {(row, env) for row, env in COMMITTED if row in td3_rows and (PEER_ROW, env) in COMMITTED}
     for key, (p, difference) in {

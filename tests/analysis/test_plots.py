@@ -21,12 +21,13 @@ from matplotlib.transforms import Bbox
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
-from td3x.analysis import Report, Settings, build_report, return_tables
-from td3x.analysis.fidelity import authors_band
-from td3x.analysis.metrics import Band
-from td3x.analysis.paper import table2_rows
-from td3x.analysis.plots import REFERENCE_STYLE, Curve, Panel, band_figure, reference_label, row_styles
-from td3x.analysis.return_tables import OTHER_ROWS, ROW_CURVE
+from td3x.analysis import Report, Settings, build_report
+from td3x.analysis.reading.paper import authors_band, table2_rows
+from td3x.analysis.render.plots import REFERENCE_STYLE, Curve, Panel, band_figure, reference_label, row_styles
+from td3x.analysis.sections import returns
+from td3x.analysis.sections.fidelity import FidelitySection
+from td3x.analysis.sections.returns import OTHER_ROWS, ROW_CURVE
+from td3x.analysis.stats.metrics import Band
 from td3x.tuning.summary import params_figure
 
 
@@ -84,8 +85,8 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> Report:
 
 def curve_figure(report: Report, env_id: str = "Hopper-v5") -> tuple[list[Panel], Figure]:
     """The report's curve panels of ``env_id`` and their PNG's figure, laid out."""
-    cells = [report.stats[(row, env_id)] for row in report.grid.rows if (row, env_id) in report.stats]
-    panels = return_tables.curve_panels(env_id, cells, report.fidelity, row_styles(report.grid.rows))
+    results = report.section(FidelitySection).results
+    panels = returns.curve_panels(env_id, report.env_cells(env_id), results, row_styles(report.grid.rows))
     figure = band_figure(panels, f"{env_id}: return", ("env steps", "average return"))
     drawn(figure)
     return panels, figure
@@ -118,7 +119,7 @@ def test_11_rows_draw_as_11_panels_on_shared_axes_each_titled_by_its_row_and_non
 def test_a_row_without_a_p_against_the_authors_says_so_by_leaving_it_out(smoke: Report) -> None:
     """The authors' curves and these runs share step 0 alone: no mean over 5k..T, no p (the legend read
     "p = n/a" in every row); the band count stays."""
-    assert all(np.isnan(f.run_mean.test.p) for f in smoke.fidelity)
+    assert all(np.isnan(f.run_mean.test.p) for f in smoke.section(FidelitySection).results)
     _, figure = curve_figure(smoke)
     texts = [text.get_text() for text in figure.findobj(Text)]
     assert [text for text in texts if "n/a" in text or "p =" in text] == []

@@ -1,4 +1,4 @@
-"""td3x.analysis.power, the power arithmetic of the report and registration files' plans: Welch's power
+"""td3x.analysis.stats.power, the power arithmetic of the report and registration files' plans: Welch's power
 and MDD give the textbook answers, TOST's power matches a simulation of Welch TOST and has the normal limit and its
 size at the bound."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from td3x.analysis import power
+from td3x.analysis.stats import power
 
 
 def test_welch_power_matches_the_textbook_two_sample_t_test() -> None:

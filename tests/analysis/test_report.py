@@ -21,9 +21,22 @@ from helpers.wandb_records import find_run_files, read_run
 from scipy import stats
 
 from td3x.algo.seed_statistics import last10_return, t_interval
-from td3x.analysis import Report, Settings, build_report, return_tables, write_report
-from td3x.analysis.fidelity import authors_band
-from td3x.analysis.metrics import (
+from td3x.analysis import Report, Settings, build_report, write_report
+from td3x.analysis.reading.paper import (
+    authors_band,
+    authors_curves,
+    authors_steps,
+    paper_tables,
+    table1_score,
+    table2_score,
+)
+from td3x.analysis.render.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE
+from td3x.analysis.report import ReportError, Written
+from td3x.analysis.sections import not_averaged
+from td3x.analysis.sections.aggregates import AggregatesSection
+from td3x.analysis.sections.returns import UNTRAINED_PEAK, table1_text, table2_text
+from td3x.analysis.sections.seed_spread import SeedSpreadSection
+from td3x.analysis.stats.metrics import (
     BOOTSTRAP,
     NO_INTERVAL,
     STUDENT_T,
@@ -33,10 +46,6 @@ from td3x.analysis.metrics import (
     seeded_bootstrap,
     stratified_t_interval,
 )
-from td3x.analysis.paper import authors_curves, authors_steps, paper_tables, table1_score, table2_score
-from td3x.analysis.report import ReportError, Written
-from td3x.analysis.return_tables import UNTRAINED_PEAK
-from td3x.analysis.tables import SHORT_MARK, SHORT_NOTE, STEP0_MARK, STEP0_NOTE, T_MARK, T_NOTE
 from td3x.commands import report as report_cli
 from td3x.commands.report import main
 from td3x.config.schema import TrainConfig
@@ -176,12 +185,13 @@ def test_table1_return_at_step_and_auc_equal_hand_computations(sweep: Path, repo
 
 
 def test_aggregates_normalise_by_the_paper_or_our_td3_row(report: Report) -> None:
-    hopper, pendulum = report.normalisers["Hopper-v5"], report.normalisers["Pendulum-v1"]
+    aggregates = report.section(AggregatesSection)
+    hopper, pendulum = aggregates.normalisers["Hopper-v5"], aggregates.normalisers["Pendulum-v1"]
     assert (hopper.zero, hopper.reference) == (0.0, 3304.75)
     step0 = [curve(-1000, s)[0] for s in range(PENDULUM_SEEDS)] + [curve(-1200, s)[0] for s in range(2)]
     assert pendulum.zero == pytest.approx(np.mean(step0))
     assert pendulum.reference == pytest.approx(np.mean([last10(curve(-1000, s)) for s in range(PENDULUM_SEEDS)]))
-    by_row = {aggregate.row: aggregate for aggregate in report.aggregates}
+    by_row = {aggregate.row: aggregate for aggregate in aggregates.rows}
     td3 = np.array([[hopper(last10(curve(1000, s))), pendulum(last10(curve(-1000, s)))] for s in range(3)])
     assert by_row["TD3"].seeds == [0, 1, 2] and np.allclose(by_row["TD3"].scores, td3)
     assert by_row["TD3"].iqm.value == pytest.approx(stats.trim_mean(td3, 0.25, axis=None))
@@ -193,7 +203,7 @@ def test_aggregates_normalise_by_the_paper_or_our_td3_row(report: Report) -> Non
 
 
 def test_seed_study_for_cells_with_many_seeds(report: Report) -> None:
-    [study] = report.studies  # only Pendulum TD3 has 6 or more seeds
+    [study] = report.section(SeedSpreadSection).studies  # only Pendulum TD3 has 6 or more seeds
     scores = np.array([last10(curve(-1000, s)) for s in range(PENDULUM_SEEDS)])
     assert (study.row, study.env_id) == ("TD3", "Pendulum-v1")
     assert study.spread["median"] == pytest.approx(np.median(scores))
@@ -229,15 +239,15 @@ def test_the_interval_rule_is_student_t_below_10_seeds_and_the_bootstrap_from_10
     assert pendulum.last10.method == BOOTSTRAP
     pendulum_scores = [last10(curve(-1000, s)) for s in range(PENDULUM_SEEDS)]
     assert min(pendulum_scores) <= pendulum.last10.low < pendulum.last10.high <= max(pendulum_scores)
-    assert return_tables.table2_text(hopper).split(" n=3")[0].endswith(T_MARK)
-    assert T_MARK not in return_tables.table2_text(pendulum)
+    assert table2_text(hopper).split(" n=3")[0].endswith(T_MARK)
+    assert T_MARK not in table2_text(pendulum)
     # the learning curves' bands follow the same rule
     curves = np.stack([curve(1000, s) for s in range(3)])
     assert hopper.band.high == pytest.approx(curves.mean(0) + T_975_DF2 * curves.std(0, ddof=1) / np.sqrt(3))
 
 
 def test_aggregates_give_each_cell_s_seeds_and_below_10_a_student_t_mean(report: Report, written: Written) -> None:
-    by_row = {aggregate.row: aggregate for aggregate in report.aggregates}
+    by_row = {aggregate.row: aggregate for aggregate in report.section(AggregatesSection).rows}
     cdq = by_row["TD3 - CDQ"]  # 2 seeds per env: a Student-t mean, no IQM interval, no P(X > Y) interval
     assert cdq.cell_seeds == {"Hopper-v5": 2, "Pendulum-v1": 2}
     assert cdq.mean.method == STUDENT_T and cdq.iqm.method == NO_INTERVAL and np.isnan(cdq.iqm.low)
@@ -263,8 +273,8 @@ def test_table1_leaves_out_a_maximum_that_is_the_untrained_policy_s(tmp_path: Pa
     report = build_report([tmp_path], Settings(reps=REPS))
     ant, hopper = report.stats[("TD3", "Ant-v5")], report.stats[("TD3", "Hopper-v5")]
     assert ant.peak_untrained and not hopper.peak_untrained
-    assert return_tables.table1_text(ant).startswith(f"{UNTRAINED_PEAK} n=3; paper 4372.44")
-    cells = return_tables.cells_csv_frame(report.grid, report.stats, 100_000).set_index("env")
+    assert table1_text(ant).startswith(f"{UNTRAINED_PEAK} n=3; paper 4372.44")
+    cells = not_averaged.cells_csv_frame(report.grid, report.stats, 100_000).set_index("env")
     assert cells.loc["Ant-v5", "max_is_untrained"] and np.isnan(cells.loc["Ant-v5", "max_mean"])
     assert hopper.peak is not None and cells.loc["Hopper-v5", "max_mean"] == pytest.approx(hopper.peak.value)
 
@@ -297,7 +307,8 @@ def test_report_is_deterministic_and_leaves_numpys_global_rng_alone(sweep: Path)
             second.stats[key].last10.low,
             second.stats[key].last10.high,
         )
-    assert [repr(a.iqm) for a in first.aggregates] == [repr(a.iqm) for a in second.aggregates]  # NaN bounds alike
+    first_rows, second_rows = (report.section(AggregatesSection).rows for report in (first, second))
+    assert [repr(a.iqm) for a in first_rows] == [repr(a.iqm) for a in second_rows]  # NaN bounds alike
     with seeded_bootstrap(0) as random_state:
         assert random_state.randint(1000) == np.random.RandomState(0).randint(1000)
 
@@ -422,10 +433,10 @@ def test_runs_csv_names_runs_below_the_working_directory_relative_to_it(
 ) -> None:
     """A report of committed runs, made from the repository's root, must read the same in every clone."""
     monkeypatch.chdir(sweep.parent)
-    paths = return_tables.runs_csv_frame(build_report([Path(sweep.name)], Settings(reps=REPS)).grid)["path"]
+    paths = not_averaged.runs_csv_frame(build_report([Path(sweep.name)], Settings(reps=REPS)).grid)["path"]
     assert len(paths) == 10 + PENDULUM_SEEDS and all(path.startswith(f"{sweep.name}/") for path in paths)
     monkeypatch.chdir(tmp_path)  # the runs lie elsewhere: absolute paths
-    paths = return_tables.runs_csv_frame(build_report([sweep], Settings(reps=REPS)).grid)["path"]
+    paths = not_averaged.runs_csv_frame(build_report([sweep], Settings(reps=REPS)).grid)["path"]
     assert all(Path(path).is_absolute() and Path(path).is_dir() for path in paths)
 
 

@@ -10,13 +10,12 @@ from helpers.report_markdown import VISIBLE_COLUMNS, cells, late_verdicts, markd
 from helpers.report_runs import REPS, curve, write_run
 
 from td3x.analysis import Settings, build_report, write_report
-from td3x.analysis.equivalence import DECISION_COLUMN, ORIGIN_COLUMN
-from td3x.analysis.fidelity_tables import OUTCOME_COLUMN
-from td3x.analysis.peer import PEER_ROW
+from td3x.analysis.render.comparison_columns import DECISION_COLUMN, ORIGIN_COLUMN, OUTCOME_COLUMN
+from td3x.analysis.render.tables import MARK_NOTES, SHORT_MARK, SHORT_NOTE, T_MARK, T_NOTE, Notes
 from td3x.analysis.report import Written
-from td3x.analysis.tables import MARK_NOTES, SHORT_MARK, SHORT_NOTE, T_MARK, T_NOTE, Notes
 
 AUTHORS_ORIGIN = "post hoc: 0.2 × the authors' mean (the default rule)"  # every fidelity cell's bound, no file
+PEER_ROW = "SB3 TD3"  # a folder of runs of another implementation, named the peer by td3x-report --peer
 PEER_ORIGIN = "post hoc: 0.2 × the peer's mean (the default rule)"  # every peer cell's
 
 
@@ -30,7 +29,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Written:
         for base, row in ((1000, "TD3"), (900, "AHE"), (1100, PEER_ROW)):
             for seed in range(3):
                 write_run(root / f"{env_id}/{row}/{seed}", env_id, row, seed, curve(base, seed))
-    report = build_report([root], Settings(reps=REPS))
+    report = build_report([root], Settings(reps=REPS, peer=PEER_ROW))
     return write_report(report, root.parent / "out", "none")
 
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from helpers.report_runs import curve, write_run
 
-from td3x.analysis.cells import row_labels
-from td3x.analysis.compute import MIXED, capability_text, cpu_text
-from td3x.analysis.runs import NOT_RECORDED, Run, distinct, find_runs
+from td3x.analysis.reading.cells import row_labels
+from td3x.analysis.reading.runs import NOT_RECORDED, Run, distinct, find_runs
+from td3x.analysis.sections.compute import MIXED, capability_text, cpu_text
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

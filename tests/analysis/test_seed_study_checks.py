@@ -11,9 +11,17 @@ import pytest
 import yaml
 from scipy import stats
 
-from td3x.analysis.seed_sources import ALL_VARY, REPEAT, STATISTICS, Sample, SourceStudy, _spread
-from td3x.analysis.seed_sources_text import display_frame, markdown
-from td3x.analysis.seed_study_checks import bit_identical, ratios_without, shared_runs, study_power
+from td3x.analysis.sections.seed_sources import display_frame, markdown, ratios_without, shared_runs
+from td3x.analysis.sections.source_studies import (
+    ALL_VARY,
+    REPEAT,
+    STATISTICS,
+    Sample,
+    SourceStudy,
+    _spread,
+    bit_identical,
+)
+from td3x.analysis.stats.spread_tests import study_power
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = np.array([0, 5, 10])

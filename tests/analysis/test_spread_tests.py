@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from td3x.analysis.spread_tests import bf_one_sided_p, bf_p, bf_tost_p, deviations, welch_t_df
+from td3x.analysis.stats.spread_tests import bf_one_sided_p, bf_p, bf_tost_p, deviations, welch_t_df
 
 RNG = np.random.default_rng(7)
 X, Y = RNG.normal(0.0, 1.0, (4, 8)), RNG.normal(3.0, 1.7, (4, 11))  # four replicates of 8 against 11 runs

@@ -1,5 +1,6 @@
-"""Actors that stopped learning (td3x.analysis.stalled): a run's last logged actor gradient, read from metrics.jsonl,
-counted per cell below the threshold and at exactly 0; a metrics.jsonl the report cannot read leaves its run out."""
+"""Actors that stopped learning (td3x.analysis.sections.stalled): a run's last logged actor gradient, read from
+metrics.jsonl, counted per cell below the threshold and at exactly 0; a metrics.jsonl the report cannot read leaves
+its run out."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 from helpers.report_runs import curve, write_run
 
 from td3x.algo.td3 import STALLED_ACTOR_NORM
-from td3x.analysis import stalled
-from td3x.analysis.cells import make_grid
-from td3x.analysis.runs import find_runs
+from td3x.analysis import Settings, build_report
+from td3x.analysis.reading.runs import find_runs
+from td3x.analysis.render.tables import Notes
+from td3x.analysis.sections.stalled import StalledSection, summary
 
 
 def write_metrics(run_dir: Path, norms: list[float | None]) -> None:
@@ -41,18 +43,19 @@ def test_stalled_actors_are_counted_per_cell_below_the_threshold_and_at_exactly_
         2: STALLED_ACTOR_NORM,
         3: None,
     }
-    grid = make_grid(runs)
-    frame = stalled.frames(grid)["stalled_actors"]
-    assert frame.to_dict("index") == {
+    report = build_report([tmp_path], Settings(reps=20))
+    frames = report.section(StalledSection).frames(report)
+    assert frames["stalled_actors"].to_dict("index") == {
         "TD3": {"env": "Hopper-v5", "stalled": 2, "logged": 3, "exactly_0": 1, "seeds": "0 1"}
     }
-    assert stalled.summary(grid).startswith(
+    assert summary(report.grid).startswith(
         "2 of the 7 averaged runs that log their actor's gradient ended with it below 0.001 (1 at exactly 0)"
     )
-    assert "| TD3 | Hopper-v5 | 2 of 3 | 1 | 0 1 |" in stalled.markdown(stalled.frames(grid))
-    healthy = make_grid([run for run in runs if run.paper_row == "TD3 - CDQ"])
-    assert stalled.frames(healthy)["stalled_actors"].empty and stalled.markdown(stalled.frames(healthy)) == ""
-    assert stalled.summary(healthy).endswith("(0 at exactly 0), an actor that has stopped learning or nearly.")
+    assert "| TD3 | Hopper-v5 | 2 of 3 | 1 | 0 1 |" in report.section(StalledSection).markdown(report, frames, Notes())
+    healthy = build_report([tmp_path / "cdq"], Settings(reps=20))
+    frames = healthy.section(StalledSection).frames(healthy)
+    assert frames["stalled_actors"].empty and healthy.section(StalledSection).markdown(healthy, frames, Notes()) == ""
+    assert summary(healthy.grid).endswith("(0 at exactly 0), an actor that has stopped learning or nearly.")
 
 
 def test_a_metrics_file_the_report_cannot_read_leaves_its_run_out_named(tmp_path: Path) -> None:

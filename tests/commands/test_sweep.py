@@ -41,7 +41,7 @@ from helpers.sweeps import (
     without_wandb_settings,
 )
 
-from td3x.analysis.runs import find_runs
+from td3x.analysis.reading.runs import find_runs
 from td3x.commands.sweep import main
 from td3x.commands.sweep import main as sweep_main
 from td3x.config.hydra import CONF_DIR

@@ -11,8 +11,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from td3x.analysis.cells import result_keys
-from td3x.analysis.runs import Run
+from td3x.analysis.reading.cells import result_keys
+from td3x.analysis.reading.runs import Run
 from td3x.config.hydra import CONF_DIR, flatten, register_configs
 from td3x.config.inert import DIR_NAME_INERT, leaf_keys
 from td3x.config.schema import SEED_SOURCES

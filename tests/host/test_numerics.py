@@ -20,8 +20,8 @@ from helpers.run_files import without_timing
 from helpers.runs import TINY_SIZES
 from helpers.scripts import BIN
 
-from td3x.analysis.compute import MIXED, capability_text
-from td3x.analysis.runs import Run
+from td3x.analysis.reading.runs import Run
+from td3x.analysis.sections.compute import MIXED, capability_text
 from td3x.config.hydra import from_saved, to_container
 from td3x.host.numerics import PORTABLE_CAPABILITY, RECORDED_VARIABLES, RESTARTED_VARIABLE, startup_environment
 from td3x.rundir.layout import EVAL_FILE, PROVENANCE_FILE

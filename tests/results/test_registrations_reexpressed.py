@@ -14,7 +14,7 @@ import pytest
 
 from td3x.analysis.comparisons.judge import Judged, judge
 from td3x.analysis.comparisons.schema import read_registration
-from td3x.analysis.runs import find_runs
+from td3x.analysis.reading.runs import find_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"

@@ -15,7 +15,7 @@ import pytest
 
 from td3x.analysis.comparisons.judge import Verdicts, judge
 from td3x.analysis.comparisons.schema import read_registration
-from td3x.analysis.runs import find_runs
+from td3x.analysis.reading.runs import find_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "docs/results/table2_walker2d"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers.report_runs import curve, write_run
 
-from td3x.analysis.runs import find_runs
+from td3x.analysis.reading.runs import find_runs
 from td3x.rundir.eval_file import read_evals
 from td3x.rundir.layout import RunFileError
 

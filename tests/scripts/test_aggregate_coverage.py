@@ -11,7 +11,7 @@ import pytest
 from helpers.scripts import load_script
 from rliable import metrics as rly_metrics
 
-from td3x.analysis.metrics import interval_estimates
+from td3x.analysis.stats.metrics import interval_estimates
 
 coverage = load_script("aggregate_coverage")
 COMMITTED = coverage.ROOT / coverage.OUT

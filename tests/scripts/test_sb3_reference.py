@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from td3x.analysis.runs import find_runs
+from td3x.analysis.reading.runs import find_runs
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "sb3_reference.py"
 PUBLISHED_FILES = ("config.yaml", "eval.csv", "metrics.jsonl", "summary.json", "provenance.json")

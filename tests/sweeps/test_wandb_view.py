@@ -23,7 +23,7 @@ from helpers.runs import TINY_SIZES
 from helpers.scripts import BIN, exit_code
 from helpers.wandb_records import segment
 
-from td3x.analysis.runs import find_runs
+from td3x.analysis.reading.runs import find_runs
 from td3x.commands.sweep import main as sweep_main
 from td3x.sweeps.multirun import runs_below
 from td3x.sweeps.wandb_view import gather, link_names, run_label, run_segments

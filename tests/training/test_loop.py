@@ -202,7 +202,7 @@ def test_a_corrupt_or_missing_checkpoint_is_reported(tmp_path: Path) -> None:
 def test_k_seeds_write_one_ordinary_run_dir_each(make_config: MakeConfig, tmp_path: Path) -> None:
     import yaml
 
-    from td3x.analysis.runs import find_runs
+    from td3x.analysis.reading.runs import find_runs
     from td3x.rundir.trained_run import RunError, evaluate_run, load_run
 
     overrides = (

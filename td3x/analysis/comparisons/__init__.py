@@ -6,5 +6,5 @@ The floors inside: :mod:`.reader` reads a YAML mapping key by key; :mod:`.side_e
 and check the file's sides and the rest of it; :mod:`.statistics` computes a run's per-seed
 statistic; :mod:`.sides` finds each side's runs and values; :mod:`.kinds` holds the tests, each with its power and
 its judgement; :mod:`.plan` and :mod:`.judge` apply them to the whole file; :mod:`.render` writes the tables.
-Docs: docs/registration.md.
+It imports the analysis' ``stats``, ``reading`` and ``render`` floors below it. Docs: docs/registration.md.
 """

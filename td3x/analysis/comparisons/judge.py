@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from td3x.analysis.cells import Registered, row_labels
 from td3x.analysis.comparisons.kinds import KINDS, Judgement
 from td3x.analysis.comparisons.plan import Planned, planned
 from td3x.analysis.comparisons.schema import Comparison, Registration
 from td3x.analysis.comparisons.sides import Assumption, Values, matches, side_values
-from td3x.analysis.runs import Run
-from td3x.analysis.two_sample import holm
+from td3x.analysis.reading.cells import Registered, row_labels
+from td3x.analysis.reading.runs import Run
+from td3x.analysis.stats.two_sample import holm
 
 DESCRIPTIVE_STATUS = "descriptive (no claim)"
 

@@ -18,10 +18,11 @@ from scipy import stats
 
 from td3x.analysis.comparisons.schema import GREATER, Comparison, Registration
 from td3x.analysis.comparisons.sides import Assumption, Values
-from td3x.analysis.power import mdd, one_sided_mdd, one_sided_power, smallest_bound, tost_power, welch_power
-from td3x.analysis.spread_tests import bf_tost_p
-from td3x.analysis.tables import difference
-from td3x.analysis.two_sample import MAX_POOLED, Welch, mean_difference_permutation_test, ratio_interval, welch_moments
+from td3x.analysis.render.tables import difference
+from td3x.analysis.stats.equivalence import tost_p
+from td3x.analysis.stats.power import mdd, one_sided_mdd, one_sided_power, smallest_bound, tost_power, welch_power
+from td3x.analysis.stats.spread_tests import bf_tost_p, ratio_interval
+from td3x.analysis.stats.two_sample import MAX_POOLED, Welch, mean_difference_permutation_test, welch_moments
 
 
 @dataclass(frozen=True)
@@ -123,12 +124,7 @@ class Equivalence:
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
         test = _welch(values, alpha)
         bound = float(comparison.bound or 0)
-        if not (test.se > 0 and math.isfinite(test.df)):
-            p = math.nan
-        else:
-            below = stats.t.sf((test.difference + bound) / test.se, test.df)  # H0: difference <= -bound
-            above = stats.t.cdf((test.difference - bound) / test.se, test.df)  # H0: difference >= +bound
-            p = float(max(below, above))
+        p = tost_p(test, bound)
         level = f"{100 * (1 - 2 * alpha):g}% CI"
         return Judgement(test.difference, test.low90, test.high90, level, p, f"equivalent within ±{bound:g}",
                          "equivalence not shown")

@@ -13,11 +13,7 @@ from td3x.analysis.comparisons.kinds import KINDS, Power
 from td3x.analysis.comparisons.plan import Plan, Planned
 from td3x.analysis.comparisons.schema import Registration
 from td3x.analysis.comparisons.sides import Values, assumption
-from td3x.analysis.tables import markdown, number, p_text
-
-
-def _power(value: float) -> str:
-    return f"{value:.3f}" if math.isfinite(value) else "n/a"
+from td3x.analysis.render.tables import markdown, number, p_text
 
 
 def _family(registration: Registration, row: Planned) -> str:
@@ -44,8 +40,8 @@ def plan_frame(plan: Plan) -> pd.DataFrame:
             "seeds": " / ".join("const" if side.sd == 0 else str(side.n) for side in row.sides),
             "assumed SD": " / ".join(number(side.sd) for side in row.sides),
             "power at": row.power.at,
-            "power": _power(row.power.power),
-            f"power at {factor}": _power(row.scaled.power),
+            "power": number(row.power.power, 3),
+            f"power at {factor}": number(row.scaled.power, 3),
             kind.detectable_name if kind.detectable_name != "-" else "detectable": number(row.power.detectable),
             f"at {factor}": number(row.scaled.detectable),
         })
@@ -174,7 +170,7 @@ def _verdict_text(judged: Judged) -> dict[str, str]:
         "exact permutation p": p_text(result.permutation_p) if math.isfinite(result.permutation_p) else "",
         "seeds": " / ".join(str(values.n) if values.values is not None else "const" for values in judged.values),
         "means": " / ".join(number(values.mean) for values in judged.values),
-        "power: registered; at the observed SDs": f"{_power(registered.power)}; {_power(observed.power)}",
+        "power: registered; at the observed SDs": f"{number(registered.power, 3)}; {number(observed.power, 3)}",
         "MDD or bound reached: registered; observed": f"{number(registered.detectable)}; {number(observed.detectable)}",
     }
 

@@ -18,7 +18,7 @@ import yaml
 from td3x.analysis.comparisons.reader import MISSING, Reader
 from td3x.analysis.comparisons.side_entries import Side, mean_source, paper_number, read_side
 from td3x.analysis.comparisons.statistics import Statistic, read_statistic
-from td3x.analysis.input_files import InputFileError, load_yaml, read_text, yaml_problem
+from td3x.analysis.reading.input_files import InputFileError, load_yaml, read_text, yaml_problem
 
 FORMAT_VERSION = 1
 CLAIM, DESCRIPTIVE = "claim", "descriptive"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from td3x.analysis.comparisons.reader import MISSING, Reader
-from td3x.analysis.paper import authors_curves, paper_env, paper_tables, table2_score
+from td3x.analysis.reading.paper import authors_curves, paper_env, paper_tables, table2_score
 from td3x.config.messages import schema_keys
 from td3x.config.overrides import group_options
 

@@ -14,8 +14,8 @@ import numpy as np
 from td3x.analysis.comparisons.schema import Registration
 from td3x.analysis.comparisons.side_entries import Selector, Side
 from td3x.analysis.comparisons.statistics import Statistic
-from td3x.analysis.paper import authors_curves, authors_steps
-from td3x.analysis.runs import Run, find_runs
+from td3x.analysis.reading.paper import authors_curves, authors_steps
+from td3x.analysis.reading.runs import Run, find_runs
 
 MISSING_VALUE = object()
 

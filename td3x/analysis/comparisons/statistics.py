@@ -15,7 +15,8 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from td3x.analysis.comparisons.reader import MISSING, Reader
-from td3x.analysis.runs import Run
+from td3x.analysis.reading.runs import Run
+from td3x.analysis.stats.metrics import area_under_curve
 
 AFTER_RANDOM_STEPS = "after_random_steps"  # window_mean's first: the evaluations after the run's env.random_steps
 RETURN = "return_mean"  # the column a statistic reads unless it names another
@@ -165,16 +166,11 @@ class AreaUnderCurve:
     def read(cls, reader: Reader, node: Mapping[str, Any], key: str) -> AreaUnderCurve | None:
         return cls(_column(reader, node, key))
 
-    @staticmethod
-    def _height(steps: np.ndarray, returns: np.ndarray) -> np.ndarray:
-        span = steps[-1] - steps[0]
-        return np.asarray(np.trapezoid(returns, steps, axis=-1) / span)
-
     def of_run(self, run: Run) -> float:
-        return float(self._height(run.steps, _curve(run, self.column))) if len(run.steps) > 1 else float("nan")
+        return float(area_under_curve(run.steps, _curve(run, self.column))) if len(run.steps) > 1 else float("nan")
 
     def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
-        return self._height(steps, curves) if self.column == RETURN else None
+        return area_under_curve(steps, curves) if self.column == RETURN else None
 
     def describe(self) -> str:
         return f"the area under the curve (its mean height){_of(self.column)}"

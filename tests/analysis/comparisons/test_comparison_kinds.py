@@ -16,7 +16,7 @@ from td3x.analysis.comparisons.kinds import KINDS, kendall_null, kendall_p, kend
 from td3x.analysis.comparisons.schema import Comparison, Simulation
 from td3x.analysis.comparisons.side_entries import Side
 from td3x.analysis.comparisons.sides import Assumption, Values
-from td3x.analysis.power import one_sided_mdd, one_sided_power
+from td3x.analysis.stats.power import one_sided_mdd, one_sided_power
 
 
 def values(name: str, data: list[float]) -> Values:

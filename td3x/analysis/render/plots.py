@@ -27,7 +27,7 @@ from matplotlib.ticker import EngFormatter, MaxNLocator
 from plotly.subplots import make_subplots
 from rliable import plot_utils
 
-from td3x.analysis.metrics import Band
+from td3x.analysis.stats.metrics import Band
 
 DPI = 120
 PLOTS_DIR = "plots"  # the report's folder of figures
@@ -95,29 +95,6 @@ class Panel:
     curves: list[Curve]
 
 
-def band_plot(
-    panels: list[Panel], stem: Path, title: str, labels: tuple[str, str], plotly_js: str = "directory"
-) -> list[Path]:
-    """One figure of curves with bands in panels, as ``stem.png`` and (unless ``plotly_js`` is ``none``)
-    ``stem.html``.
-
-    Args:
-        panels: the panels in order (a NaN band is not drawn).
-        stem: the output path without suffix.
-        title: the figure's title (a line break starts a subtitle).
-        labels: the x-axis and y-axis labels.
-        plotly_js: how the HTML page gets plotly.js, a key of ``PLOTLY_JS``.
-    """
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png = stem.with_suffix(".png")
-    band_figure(panels, title, labels).savefig(png, dpi=DPI, bbox_inches="tight")
-    files = [png]
-    include = PLOTLY_JS[plotly_js]
-    if include is not None:
-        files.append(_band_html(panels, stem, title, labels, include))
-    return files
-
-
 def reference_label(paper_env: str) -> str:
     """The legend entry of the authors' published TD3 curve, with its spread (``paper_env``: e.g. ``Hopper-v1``)."""
     return f"authors' TD3 ({paper_env}, gym v1, sfujim/TD3): 10-seed mean ± 2 std"
@@ -136,14 +113,8 @@ def last_in_column(index: int, panels: int) -> bool:
 
 
 def band_figure(panels: list[Panel], title: str, labels: tuple[str, str]) -> Figure:
-    """The PNG's figure of ``band_plot``: one panel per ``Panel`` on shared axes, so that panels compare by position,
-    the legend under the grid, once for the figure.
-
-    Args:
-        panels: the panels in order.
-        title: the figure's title.
-        labels: the x-axis and y-axis labels.
-    """
+    """The PNG's figure of ``Figures.bands``: one panel per ``Panel`` on shared axes, so that panels compare by
+    position, the legend under the grid, once for the figure."""
     lines, columns = grid_shape(len(panels))
     size = SINGLE_SIZE if len(panels) == 1 else (PANEL_SIZE[0] * columns, PANEL_SIZE[1] * lines + FRAME_HEIGHT)
     figure = Figure(figsize=size, layout="constrained")
@@ -276,13 +247,13 @@ class Figures:
     not_drawn: list[str] = field(default_factory=list)
 
     def bands(self, panels: list[Panel], name: str, title: str, labels: tuple[str, str], empty: str) -> None:
-        """Draw a band figure of the curves that hold a number (a panel left with none is left out); with none at
-        all, note why it is not drawn.
+        """Draw a band figure of the curves that hold a number (a panel left with none is left out), as
+        ``name.png`` and, unless ``plotly_js`` is ``none``, ``name.html``; with none at all, note why it is not drawn.
 
         Args:
             panels: the panels, each with its curves and how they are drawn.
             name: the file name without suffix.
-            title: the figure's title.
+            title: the figure's title (a line break starts a subtitle).
             labels: the x-axis and y-axis labels.
             empty: why every curve would be NaN, for the note.
         """
@@ -294,4 +265,10 @@ class Figures:
         if not drawable:
             self.not_drawn.append(f"`{PLOTS_DIR}/{name}` is not drawn because {empty}.")
             return
-        self.files += band_plot(drawable, self.directory / name, title, labels, self.plotly_js)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        stem = self.directory / name
+        band_figure(drawable, title, labels).savefig(stem.with_suffix(".png"), dpi=DPI, bbox_inches="tight")
+        self.files.append(stem.with_suffix(".png"))
+        include = PLOTLY_JS[self.plotly_js]
+        if include is not None:
+            self.files.append(_band_html(drawable, stem, title, labels, include))

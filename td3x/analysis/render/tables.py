@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.cells import Grid
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Estimate
-from td3x.analysis.two_sample import Welch
+from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.reading.cells import Grid
+from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Estimate
 
 FLAG = " (!)"
 STEP0_MARK = " †"
@@ -77,13 +76,7 @@ def signed(value: float) -> str:
 
 def estimate_text(estimate: Estimate, digits: int = 2, with_n: bool = True) -> str:
     """``mean [low, high] n=seeds``, the interval marked ``§`` when it is Student-t's; it is left out when there is
-    none (fewer than 2 seeds, or a statistic without a Student-t form below 5 seeds).
-
-    Args:
-        estimate: the estimate.
-        digits: decimals.
-        with_n: whether to add the sample size.
-    """
+    none (fewer than 2 seeds, or a statistic without a Student-t form below 5 seeds)."""
     ci = ""
     if np.isfinite(estimate.low):
         mark = T_MARK if estimate.method == STUDENT_T else ""
@@ -98,21 +91,6 @@ def p_text(p: float) -> str:
     if p < 0.001:
         return "<0.001"
     return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
-
-
-def difference_text(test: Welch) -> str:
-    """``+d [low, high]``: a Welch comparison's difference of means with its 95% interval."""
-    return f"{signed(test.difference)} [{number(test.low)}, {number(test.high)}]"
-
-
-def welch_csv_columns(statistic: str, tests: list[Welch]) -> dict[str, list[float]]:
-    """A csv's columns of Welch comparisons of one statistic: the difference, its 95% interval and p."""
-    return {
-        f"{statistic}_difference": [t.difference for t in tests],
-        f"{statistic}_ci_low": [t.low for t in tests],
-        f"{statistic}_ci_high": [t.high for t in tests],
-        f"{statistic}_p": [t.p for t in tests],
-    }
 
 
 def statistic_or_nan(values: np.ndarray, statistic: Callable[[np.ndarray], float]) -> float:
@@ -133,13 +111,7 @@ def spread_text(values: np.ndarray) -> str:
 
 # ---------------------------------------------------------------------------------------------------- display tables
 def grid_frame(grid: Grid, stats: Stats, text: Callable[[CellStats], str]) -> pd.DataFrame:
-    """A rows × envs table of cell texts; ``(!)`` on flagged cells, ``—`` where a cell has no complete run.
-
-    Args:
-        grid: the report's cells.
-        stats: per (row, env), the cell's numbers.
-        text: renders one cell.
-    """
+    """A rows × envs table of cell texts; ``(!)`` on flagged cells, ``—`` where a cell has no complete run."""
     data = {env_id: [_cell_text(grid, stats, row, env_id, text) for row in grid.rows] for env_id in grid.envs}
     return pd.DataFrame(data, index=pd.Index(grid.rows, name="row"))
 
@@ -231,30 +203,13 @@ def _md_line(cells: list[str]) -> str:
 
 
 def write_latex(frame: pd.DataFrame, path: Path, caption: str) -> Path:
-    """A booktabs LaTeX table (text escaped for LaTeX) of a display frame.
-
-    Args:
-        frame: a display table.
-        path: the .tex file to write.
-        caption: the table's caption.
-    """
+    """A booktabs LaTeX table (text escaped for LaTeX) of a display frame."""
     # the row labels as a first column, so the header is one line
     styler = frame.reset_index().style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
     latex = styler.to_latex(hrules=True, caption=caption, position_float="centering")
     for symbol, command in LATEX_SYMBOLS.items():
         latex = latex.replace(symbol, command)
     path.write_text(latex)
-    return path
-
-
-def write_csv(frame: pd.DataFrame, path: Path) -> Path:
-    """A CSV of a frame (its index as the first column when it is named).
-
-    Args:
-        frame: a table.
-        path: the .csv file to write.
-    """
-    frame.to_csv(path, index=frame.index.name is not None)
     return path
 
 
@@ -266,7 +221,9 @@ def write_tables(frames: dict[str, pd.DataFrame], captions: dict[str, str], out:
         captions: per table to write as LaTeX too, its caption (the notes of its marks are added).
         out: the output directory.
     """
-    files = [write_csv(frame, out / f"{name}.csv") for name, frame in frames.items()]
+    files = [out / f"{name}.csv" for name in frames]
+    for path, frame in zip(files, frames.values(), strict=True):
+        frame.to_csv(path, index=frame.index.name is not None)  # a named index: the first column
     files += [
         write_latex(frames[name], out / f"{name}.tex", " ".join([caption, *_latex_notes(frames[name])]))
         for name, caption in captions.items()

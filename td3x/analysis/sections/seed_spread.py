@@ -4,8 +4,7 @@ results spread across seeds, how the CI narrows with more seeds, and how often t
 AAAI 2018, made this point with 5 vs 5 seeds). It reads any cell with enough seeds; which source of randomness
 makes the spread is the experiment ``+experiment=seed_study`` and its section, ``seed_sources``.
 
-Scores are each seed's Table 2 metric (the mean of its last 10 evaluations). Here are the section's numbers,
-tables, Markdown and plots.
+Scores are each seed's Table 2 metric (the mean of its last 10 evaluations).
 """
 
 from __future__ import annotations
@@ -14,19 +13,23 @@ import contextlib
 import itertools
 import math
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Self
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from td3x.algo.seed_statistics import CONFIDENCE, last10_return, t_interval
-from td3x.analysis import tables
-from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, interval_method
-from td3x.analysis.plots import PLOTS_DIR, Curve, Figures, Panel
-from td3x.analysis.tables import number
+from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.render import tables
+from td3x.analysis.render.plots import PLOTS_DIR, Curve, Figures, Panel
+from td3x.analysis.render.tables import Notes, number
+from td3x.analysis.sections.section import Frames, Report, Section
+from td3x.analysis.sections.seed_sources import SeedSourcesSection
+from td3x.analysis.sections.source_studies import condition
+from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, interval_method
 
 MIN_SEEDS = 6  # two disjoint groups of at least 3 seeds, the fewest for which a t-test has a spread to compare
 MAX_SUBSETS = 200  # seed subsets per size for the CI-width curve (every subset when there are fewer)
@@ -68,22 +71,21 @@ class SeedStudy:
     welch: list[WelchRate]
 
 
-def study_seeds(row: str, env_id: str, seeds: list[int], scores: np.ndarray, reps: int, seed: int) -> SeedStudy:
-    """The seed study of one cell (at least MIN_SEEDS seeds).
-
-    Args:
-        row: the row label.
-        env_id: the env.
-        seeds: the complete seeds.
-        scores: their last-10 means, in the same order.
-        reps: bootstrap replications per CI.
-        seed: seeds the subsets, splits and resampling.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
+def study_cell(stats: CellStats, reps: int, seed: int) -> SeedStudy:
+    """The seed study of one cell (at least MIN_SEEDS seeds) on its seeds' last-10 means, with ``reps`` bootstrap
+    replications per CI and ``seed`` seeding the subsets, splits and resampling."""
+    scores = np.asarray(last10_return(stats.curves), dtype=np.float64)
     rng = np.random.default_rng(seed)
+    cell = stats.cell
     with _no_spread_warnings():
         return SeedStudy(
-            row, env_id, seeds, scores, spread(scores), ci_width_by_seeds(scores, reps, rng), welch_rates(scores, rng)
+            cell.row,
+            cell.env_id,
+            cell.seeds,
+            scores,
+            spread(scores),
+            ci_width_by_seeds(scores, reps, rng),
+            welch_rates(scores, rng),
         )
 
 
@@ -101,13 +103,7 @@ def spread(scores: np.ndarray) -> dict[str, float]:
 
 
 def seed_subsets(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Index sets of k of n seeds: all of them when at most MAX_SUBSETS exist, else MAX_SUBSETS random ones.
-
-    Args:
-        n: the number of seeds.
-        k: the subset size.
-        rng: draws the random subsets.
-    """
+    """Index sets of k of n seeds: all of them when at most MAX_SUBSETS exist, else MAX_SUBSETS random ones."""
     if math.comb(n, k) <= MAX_SUBSETS:
         return np.array(list(itertools.combinations(range(n), k)))
     return np.array([rng.choice(n, size=k, replace=False) for _ in range(MAX_SUBSETS)])
@@ -115,13 +111,7 @@ def seed_subsets(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 def ci_width_by_seeds(scores: np.ndarray, reps: int, rng: np.random.Generator) -> Band:
     """The width of the report's 95% interval of the mean (``metrics.interval_method``: Student-t below 10 seeds, a
-    percentile bootstrap from 10) as a function of the number of seeds k = 2..n.
-
-    Args:
-        scores: per-seed scores.
-        reps: bootstrap replications per CI.
-        rng: draws the subsets and the resamples.
-    """
+    percentile bootstrap from 10) as a function of the number of seeds k = 2..n."""
     sizes = np.arange(2, len(scores) + 1)
     widths = []
     for k in sizes:
@@ -152,12 +142,7 @@ def _bootstrap_widths(subsets: np.ndarray, reps: int, rng: np.random.Generator) 
 
 def welch_rates(scores: np.ndarray, rng: np.random.Generator) -> list[WelchRate]:
     """For each group size g = 3..n//2, the fraction of SPLITS random pairs of disjoint g-seed groups that Welch's
-    t-test calls different at p < ALPHA. All seeds share one config, so every such call is a false positive.
-
-    Args:
-        scores: per-seed scores.
-        rng: draws the splits.
-    """
+    t-test calls different at p < ALPHA. All seeds share one config, so every such call is a false positive."""
     rates = []
     for group_size in range(3, len(scores) // 2 + 1):
         order = np.array([rng.permutation(len(scores))[: 2 * group_size] for _ in range(SPLITS)])
@@ -165,21 +150,6 @@ def welch_rates(scores: np.ndarray, rng: np.random.Generator) -> list[WelchRate]
         p_values = stats.ttest_ind(first, second, axis=1, equal_var=False).pvalue
         rates.append(WelchRate(group_size, SPLITS, float(np.mean(p_values < ALPHA))))
     return rates
-
-
-def study_cells(stats: Iterable[CellStats], reps: int, seed: int) -> list[SeedStudy]:
-    """The seed study of every cell with at least MIN_SEEDS complete seeds, in the order given.
-
-    Args:
-        stats: the cells' numbers.
-        reps: bootstrap replications per CI.
-        seed: seeds the subsets, splits and resampling.
-    """
-    return [
-        study_seeds(s.cell.row, s.cell.env_id, s.cell.seeds, last10_return(s.curves), reps, seed)
-        for s in stats
-        if len(s.cell.runs) >= MIN_SEEDS
-    ]
 
 
 @contextlib.contextmanager
@@ -192,14 +162,56 @@ def _no_spread_warnings() -> Iterator[None]:
         yield
 
 
+@dataclass(frozen=True, eq=False)
+class SeedSpreadSection(Section):
+    """The seed study of every cell with at least MIN_SEEDS complete seeds, in the report's order."""
+
+    studies: list[SeedStudy]
+
+    @classmethod
+    def build(cls, report: Report) -> Self:
+        reps, seed = report.settings.reps, report.settings.seed
+        return cls([study_cell(s, reps, seed) for s in report.stats.values() if len(s.cell.runs) >= MIN_SEEDS])
+
+    def frames(self, report: Report) -> Frames:
+        """``seed_study`` and ``seed_study_welch`` (none without a studied cell)."""
+        if not self.studies:
+            return {}
+        return {"seed_study": seed_study_frame(self.studies), "seed_study_welch": welch_csv_frame(self.studies)}
+
+    def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
+        """The "Seed study" section; without a studied cell, a line saying so, unless every run belongs to a
+        seed-sources study (N = 5 runs a condition), whose section stands in for this one."""
+        if not self.studies:
+            sources = report.section(SeedSourcesSection).studies
+            if sources and all(condition(run) is not None for run in report.runs):
+                return ""
+            return f"## Seed study\n\nNo cell has {MIN_SEEDS} or more complete seeds."
+        return (
+            f"## Seed study (cells with {MIN_SEEDS} or more seeds)\n\nThe spread of per-seed last-10 means, the mean "
+            "width of the 95% interval of the mean with 3 seeds and with all of them (every size in "
+            f"`{PLOTS_DIR}/seed_ci_width_*.png`), and how often a Welch t-test finds two disjoint groups of seeds of "
+            "the same config different at p < 0.05: every such finding is a false positive (5% is the nominal rate; "
+            "all group sizes in `seed_study_welch.csv`). The interval is the report's: Student-t below "
+            f"{MIN_BOOTSTRAP_SEEDS} seeds, a percentile bootstrap from {MIN_BOOTSTRAP_SEEDS}.\n\n"
+            f"{tables.markdown(frames['seed_study'])}"
+        )
+
+    def plot_env(self, report: Report, env_id: str, figures: Figures) -> None:
+        """The env's CI width against the number of seeds, a band per studied cell."""
+        studies = [study for study in self.studies if study.env_id == env_id]
+        if not studies:
+            return
+        figures.bands(
+            [Panel("", [Curve(study.row, study.ci_width, figures.styles[study.row]) for study in studies])],
+            f"seed_ci_width_{env_id}",
+            f"{env_id}: 95% interval width of the mean vs number of seeds (band: 10th-90th percentile over subsets)",
+            ("seeds", "CI width (return)"),
+            "no CI width is finite",
+        )
+
+
 # ---------------------------------------------------------------------------------------------------- tables
-def frames(studies: list[SeedStudy]) -> dict[str, pd.DataFrame]:
-    """The section's tables by name, ``seed_study`` and ``seed_study_welch`` (none without a studied cell)."""
-    if not studies:
-        return {}
-    return {"seed_study": seed_study_frame(studies), "seed_study_welch": welch_csv_frame(studies)}
-
-
 def seed_study_frame(studies: list[SeedStudy]) -> pd.DataFrame:
     """One line per studied cell: the spread of per-seed scores, the CI width with all seeds and with 3, and the
     Welch false-positive rate for the largest pair of disjoint groups."""
@@ -230,47 +242,4 @@ def welch_csv_frame(studies: list[SeedStudy]) -> pd.DataFrame:
             for s in studies
             for rate in s.welch
         ]
-    )
-
-
-# ---------------------------------------------------------------------------------------------------- Markdown
-def markdown(studies: list[SeedStudy], only_source_studies: bool) -> str:
-    """The report's "Seed study" section.
-
-    Args:
-        studies: from :func:`study_cells`.
-        only_source_studies: whether every run belongs to a seed-sources study (``+experiment=seed_study``, N = 5
-            runs a condition), whose section stands in for this one: no word then on a lack of seeds.
-    """
-    if not studies:
-        return "" if only_source_studies else f"## Seed study\n\nNo cell has {MIN_SEEDS} or more complete seeds."
-    return (
-        f"## Seed study (cells with {MIN_SEEDS} or more seeds)\n\nThe spread of per-seed last-10 means, the mean "
-        "width of the 95% interval of the mean with 3 seeds and with all of them (every size in "
-        f"`{PLOTS_DIR}/seed_ci_width_*.png`), and how often a Welch t-test finds two disjoint groups of seeds of the "
-        "same config different at p < 0.05: every such finding is a false positive (5% is the nominal rate; all "
-        "group sizes in `seed_study_welch.csv`). The interval is the report's: Student-t below "
-        f"{MIN_BOOTSTRAP_SEEDS} seeds, a percentile bootstrap from {MIN_BOOTSTRAP_SEEDS}.\n\n"
-        f"{tables.markdown(seed_study_frame(studies))}"
-    )
-
-
-# ---------------------------------------------------------------------------------------------------- plots
-def plot(env_id: str, studies: list[SeedStudy], figures: Figures) -> None:
-    """One env's CI width against the number of seeds, a band per studied cell.
-
-    Args:
-        env_id: the env.
-        studies: every cell's study (those of this env are drawn).
-        figures: the report's figures so far.
-    """
-    studies = [study for study in studies if study.env_id == env_id]
-    if not studies:
-        return
-    figures.bands(
-        [Panel("", [Curve(study.row, study.ci_width, figures.styles[study.row]) for study in studies])],
-        f"seed_ci_width_{env_id}",
-        f"{env_id}: 95% interval width of the mean vs number of seeds (band: 10th-90th percentile over subsets)",
-        ("seeds", "CI width (return)"),
-        "no CI width is finite",
     )

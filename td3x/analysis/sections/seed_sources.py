@@ -1,25 +1,129 @@
-"""The seed-sources section's table and text: per condition its spreads, the determinism control as bit-identity,
-and what the study can and cannot tell (its power, the runs its conditions share, how much is measurement)."""
+"""The seed-sources section (``+experiment=seed_study``): per study its table (per condition its spreads, the
+determinism control as bit-identity) and what the study can and cannot tell (its power, the runs its conditions
+share, how much is measurement), ``seed_sources.csv`` and ``seed_sources_runs.csv``, and its figures. The numbers are
+``source_studies``'.
+"""
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
+from typing import Self
 
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import tables
-from td3x.analysis.seed_sources import ALL_VARY, OUTLIER_MADS, REPEAT, SOURCES, STATISTICS, SourceStudy
-from td3x.analysis.seed_study_checks import (
+from td3x.analysis.render import group_plots, tables
+from td3x.analysis.render.plots import Figures
+from td3x.analysis.render.tables import EMPTY, Notes
+from td3x.analysis.sections.section import Frames, Report, Section
+from td3x.analysis.sections.source_studies import (
+    ALL_VARY,
+    OUTLIER_MADS,
+    REPEAT,
+    SOURCES,
+    STATISTICS,
+    Sample,
+    SourceStudy,
     bit_identical,
-    farthest,
-    ratios_without,
-    same_curve,
-    shared_runs,
-    study_power,
+    study_sources,
 )
-from td3x.analysis.tables import EMPTY
-from td3x.analysis.two_sample import ALPHA, ratio_interval, sd_interval
+from td3x.analysis.stats.spread_tests import Spread, ratio_interval, sd_interval, study_power
+from td3x.analysis.stats.two_sample import ALPHA
+
+
+@dataclass(frozen=True, eq=False)
+class SeedSourcesSection(Section):
+    """The seed studies by source (``source_studies.study_sources``): none without ``+experiment=seed_study`` runs."""
+
+    studies: list[SourceStudy]
+
+    @classmethod
+    def build(cls, report: Report) -> Self:
+        return cls(study_sources(report.runs))
+
+    def frames(self, report: Report) -> Frames:
+        """``seed_sources`` and ``seed_sources_runs`` (none without a study)."""
+        if not self.studies:
+            return {}
+        return {"seed_sources": spread_frame(self.studies), "seed_sources_runs": samples_frame(self.studies)}
+
+    def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
+        return markdown(self.studies)
+
+    def plot(self, report: Report, figures: Figures) -> None:
+        """Per study, the learning curves of each condition side by side, and a strip and box plot of each
+        statistic per condition; outliers in red, runs that end below their start dashed (a triangle in the strip
+        plot)."""
+        for study in self.studies:
+            figures.directory.mkdir(parents=True, exist_ok=True)
+            name = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
+            figures.files += [
+                group_plots.group_curves_png(
+                    study.samples,
+                    f"{study.label}: evaluation return of every run, by what varies (red: outlier; dashed: ends "
+                    "below its start)",
+                    figures.directory / f"seed_sources_curves_{name}.png",
+                ),
+                group_plots.group_strip_png(
+                    study.samples,
+                    STATISTICS,
+                    f"{study.label}: each run's return, by what varies (red x: outlier; v: ends below its start)",
+                    figures.directory / f"seed_sources_strip_{name}.png",
+                ),
+            ]
+
+
+def spread_frame(studies: list[SourceStudy]) -> pd.DataFrame:
+    """``seed_sources.csv``: per env, condition and statistic, the spread, its interval, the ratio and the test."""
+    rows = []
+    for study in studies:
+        for (name, statistic), spread in study.spreads.items():
+            samples = study.samples[name]
+            control = name == REPEAT  # n = 2 copies of one run: no spread to estimate, only bit-identity
+            if control:
+                nan = (math.nan, math.nan)
+                spread = Spread(spread.n, spread.mean, spread.sd, nan, math.nan, nan, math.nan)
+            rows.append(
+                {
+                    "env": study.env_id,
+                    "study": study.label,
+                    "condition": name,
+                    "statistic": statistic,
+                    "n": spread.n,
+                    "mean": spread.mean,
+                    "sd": spread.sd,
+                    "sd_low": spread.sd_interval[0],
+                    "sd_high": spread.sd_interval[1],
+                    "ratio_to_all_vary": spread.ratio,
+                    "ratio_low": spread.ratio_interval[0],
+                    "ratio_high": spread.ratio_interval[1],
+                    "brown_forsythe_p": spread.p_value,
+                    "outliers": sum(sample.outlier for sample in samples),
+                    "below_start": sum(sample.below_start for sample in samples),
+                    "bit_identical": bit_identical(samples) if control else None,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def samples_frame(studies: list[SourceStudy]) -> pd.DataFrame:
+    """``seed_sources_runs.csv``: every sample's two statistics and its outlier and below-start marks."""
+    rows = [
+        {
+            "env": study.env_id,
+            "study": study.label,
+            "condition": name,
+            "run": sample.label,
+            **{s: sample.value(s) for s in STATISTICS},
+        }
+        | {"outlier": sample.outlier, "below_start": sample.below_start}
+        for study in studies
+        for name, samples in study.samples.items()
+        for sample in samples
+    ]
+    return pd.DataFrame(rows)
 
 
 def _interval_text(interval: tuple[float, float]) -> str:
@@ -51,11 +155,7 @@ def display_frame(study: SourceStudy) -> pd.DataFrame:
 
 
 def markdown(studies: list[SourceStudy]) -> str:
-    """The report's section on the studies ('' without one).
-
-    Args:
-        studies: from ``seed_sources.study_sources``.
-    """
+    """The report's section on the studies ('' without one)."""
     if not studies:
         return ""
     parts = [
@@ -134,7 +234,7 @@ def _shared_text(study: SourceStudy) -> str:
     if not shared:
         return ""
     first = sources[next(iter(shared))][shared[next(iter(shared))][0]]
-    index = next(i for i, sample in enumerate(reference) if same_curve(sample, first))
+    index = next(i for i, sample in enumerate(reference) if sample.same_as(first))
     extreme = [title for statistic, title in STATISTICS.items() if farthest(reference, statistic) == index]
     ranges = []
     for statistic, title in STATISTICS.items():
@@ -165,3 +265,32 @@ def _measurement_text(study: SourceStudy, statistic: str, title: str) -> str:
         f"{100 * share:.2g}% of all_vary's variance (95% F interval {low:.2g}% to {high:.2g}%: all_vary's "
         f"variance rests on {base.n - 1} degrees of freedom)."
     )
+
+
+def shared_runs(reference: list[Sample], conditions: dict[str, list[Sample]]) -> dict[str, list[int]]:
+    """Per condition, the indices of its samples that are bit for bit one of ``reference``'s (none: left out)."""
+    shared = {
+        name: [i for i, sample in enumerate(samples) if any(sample.same_as(ref) for ref in reference)]
+        for name, samples in conditions.items()
+    }
+    return {name: indices for name, indices in shared.items() if indices}
+
+
+def farthest(samples: list[Sample], statistic: str) -> int:
+    """The index of the sample farthest from its condition's mean on ``statistic``."""
+    values = np.array([sample.value(statistic) for sample in samples])
+    return int(np.argmax(np.abs(values - values.mean())))
+
+
+def ratios_without(reference: list[Sample], conditions: dict[str, list[Sample]], statistic: str) -> dict[str, float]:
+    """Per condition sharing runs with ``reference``, its SD over the reference's SD (ddof = 1) with the shared
+    runs left out of both."""
+    ratios = {}
+    for name, indices in shared_runs(reference, conditions).items():
+        kept = [s for i, s in enumerate(conditions[name]) if i not in indices]
+        shared = [conditions[name][i] for i in indices]
+        base = [s for s in reference if not any(s.same_as(other) for other in shared)]
+        if len(kept) > 1 and len(base) > 1:
+            sd, base_sd = (np.std([s.value(statistic) for s in group], ddof=1) for group in (kept, base))
+            ratios[name] = float(sd / base_sd) if base_sd > 0 else float("nan")
+    return ratios

@@ -1,40 +1,34 @@
-"""The seed-sources section (``+experiment=seed_study``): which source of randomness makes the spread of results
-across seeds. (How much one config spreads, in any cell with many seeds, is ``seed_spread``'s.)
+"""The numbers of the seed-sources section (``seed_sources``, ``+experiment=seed_study``): which source of
+randomness makes the spread of results across seeds. (How much one config spreads, in any cell with many seeds, is
+``seed_spread``'s.)
 
 A study's runs carry their condition in ``config.yaml``'s ``choices`` (the ``seed_study`` group option): per source,
 runs where only that source varies; ``all_vary``, the usual spread; ``evaluation``, one run evaluated from N sets of
 start states (``seeds.evaluation_sets``); ``repeat_1``/``repeat_2``, one seed twice (the determinism control).
 Per condition and statistic (each run's mean return over its evaluations after step 0, and its final return): the
 SD across runs with its 95% chi-square interval, its ratio to all-vary's with the F interval
-(``metrics.sd_interval``, ``metrics.ratio_interval``), the Brown-Forsythe test of equal spread with all-vary, and
-the runs marked as outliers (more than OUTLIER_MADS scaled MADs below their condition's median; Bjorck et al.'s
-runs "far below the rest") or as ending below their step-0 evaluation; the section's text
-(``seed_sources_text.markdown``) says each in full.
+(``stats.two_sample.sd_interval``, ``stats.two_sample.ratio_interval``), the Brown-Forsythe test of equal spread with
+all-vary, and the runs marked as outliers (more than OUTLIER_MADS scaled MADs below their condition's median; Bjorck
+et al.'s runs "far below the rest") or as ending below their step-0 evaluation; the section's text says each in full.
 
 A folder may hold several studies of one env (the experiment's sweep dir is literal): studies with other group
 options (``agent``, ``noise``) or another ``paper_row`` stay apart, as the report's rows do. Two *launches* with the
 same options but other settings (``run.total_steps``, N, the job's seed, any other key) would mix their conditions
-in one row each, so the report refuses them with one line that says how to separate them
-(:class:`MixedLaunchesError`). Here are the section's numbers, tables and plots.
+in one row each, so the report refuses them with one line that says how to separate them (:func:`check_launches`).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from td3x.analysis import group_plots
-from td3x.analysis.cells import STUDY_GROUP, differing, result_keys
-from td3x.analysis.plots import Figures
-from td3x.analysis.runs import Run
-from td3x.analysis.seed_study_checks import bit_identical
-from td3x.analysis.two_sample import Spread, spread_against
+from td3x.analysis.reading.cells import STUDY_GROUP, differing, result_keys
+from td3x.analysis.reading.runs import Run
+from td3x.analysis.stats.spread_tests import Spread, spread_against
 
 ALL_VARY = "all_vary"
 EVALUATION = "evaluation"
@@ -75,6 +69,15 @@ class Sample:
         later = self.returns[self.steps > 0]
         return float(self.returns[-1] if statistic == "final" else (later.mean() if len(later) else np.nan))
 
+    def same_as(self, other: Sample) -> bool:
+        """Whether the two curves are bit for bit the same (every step and every evaluation return)."""
+        return bool(np.array_equal(self.steps, other.steps) and np.array_equal(self.returns, other.returns))
+
+
+def bit_identical(samples: list[Sample]) -> bool:
+    """Whether every sample is bit for bit the first (the determinism control)."""
+    return len(samples) > 1 and all(samples[0].same_as(sample) for sample in samples[1:])
+
 
 @dataclass(frozen=True, eq=False)
 class SourceStudy:
@@ -113,28 +116,36 @@ class MixedLaunchesError(ValueError):
     """Runs of several launches of one study that the report's rows cannot tell apart (see the module doc)."""
 
 
-def study_sources(runs: list[Run]) -> list[SourceStudy]:
-    """One study per env and options (agent, noise, row: runs of other options are not each other's controls)
-    whose runs hold an all-vary condition and at least one other; none without a study.
-
-    Args:
-        runs: every run found.
+def check_launches(runs: list[Run]) -> None:
+    """Refuse a study whose runs come from several launches, before any number is computed.
 
     Raises:
-        MixedLaunchesError: a study's runs come from several launches (one line: which, and how to separate them).
+        MixedLaunchesError: one line: which launches, and how to separate them.
     """
-    by_setting: dict[tuple[str, ...], list[Run]] = {}
-    for run in runs:
-        if condition(run) is not None:
-            by_setting.setdefault(_setting(run), []).append(run)
-    for setting_runs in by_setting.values():
+    for setting_runs in _by_setting(runs).values():
         _check_one_launch(setting_runs)
+
+
+def study_sources(runs: list[Run]) -> list[SourceStudy]:
+    """One study per env and options (agent, noise, row: runs of other options are not each other's controls)
+    whose runs hold an all-vary condition and at least one other; none without a study (the launches checked by
+    :func:`check_launches`)."""
+    by_setting = _by_setting(runs)
     per_env = Counter(setting[0] for setting in by_setting)
     studies = [
         _study(setting[0], _label(setting, per_env[setting[0]] > 1), setting_runs)
         for setting, setting_runs in by_setting.items()
     ]
     return [study for study in studies if ALL_VARY in study.samples and len(study.samples) > 1]
+
+
+def _by_setting(runs: list[Run]) -> dict[tuple[str, ...], list[Run]]:
+    """The runs of a study by what sets the study apart (``_setting``)."""
+    by_setting: dict[tuple[str, ...], list[Run]] = {}
+    for run in runs:
+        if condition(run) is not None:
+            by_setting.setdefault(_setting(run), []).append(run)
+    return by_setting
 
 
 def _setting(run: Run) -> tuple[str, ...]:
@@ -252,90 +263,3 @@ def _measurement_sd(runs: list[Run]) -> dict[str, float]:
         for statistic in STATISTICS:
             variances[statistic].append(float(np.var([s.value(statistic) for s in sets], ddof=1)))
     return {name: math.sqrt(np.mean(values)) if values else math.nan for name, values in variances.items()}
-
-
-# ---------------------------------------------------------------------------------------------------- tables
-def frames(studies: list[SourceStudy]) -> dict[str, pd.DataFrame]:
-    """The section's tables by name, ``seed_sources`` and ``seed_sources_runs`` (none without a study)."""
-    if not studies:
-        return {}
-    return {"seed_sources": spread_frame(studies), "seed_sources_runs": samples_frame(studies)}
-
-
-def spread_frame(studies: list[SourceStudy]) -> pd.DataFrame:
-    """``seed_sources.csv``: per env, condition and statistic, the spread, its interval, the ratio and the test."""
-    rows = []
-    for study in studies:
-        for (name, statistic), spread in study.spreads.items():
-            samples = study.samples[name]
-            control = name == REPEAT  # n = 2 copies of one run: no spread to estimate, only bit-identity
-            if control:
-                nan = (math.nan, math.nan)
-                spread = Spread(spread.n, spread.mean, spread.sd, nan, math.nan, nan, math.nan)
-            rows.append(
-                {
-                    "env": study.env_id,
-                    "study": study.label,
-                    "condition": name,
-                    "statistic": statistic,
-                    "n": spread.n,
-                    "mean": spread.mean,
-                    "sd": spread.sd,
-                    "sd_low": spread.sd_interval[0],
-                    "sd_high": spread.sd_interval[1],
-                    "ratio_to_all_vary": spread.ratio,
-                    "ratio_low": spread.ratio_interval[0],
-                    "ratio_high": spread.ratio_interval[1],
-                    "brown_forsythe_p": spread.p_value,
-                    "outliers": sum(sample.outlier for sample in samples),
-                    "below_start": sum(sample.below_start for sample in samples),
-                    "bit_identical": bit_identical(samples) if control else None,
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def samples_frame(studies: list[SourceStudy]) -> pd.DataFrame:
-    """``seed_sources_runs.csv``: every sample's two statistics and its outlier and below-start marks."""
-    rows = [
-        {
-            "env": study.env_id,
-            "study": study.label,
-            "condition": name,
-            "run": sample.label,
-            **{s: sample.value(s) for s in STATISTICS},
-        }
-        | {"outlier": sample.outlier, "below_start": sample.below_start}
-        for study in studies
-        for name, samples in study.samples.items()
-        for sample in samples
-    ]
-    return pd.DataFrame(rows)
-
-
-# ---------------------------------------------------------------------------------------------------- plots
-def plot(studies: list[SourceStudy], figures: Figures) -> None:
-    """Per study, the learning curves of each condition side by side, and a strip and box plot of each statistic
-    per condition; outliers in red, runs that end below their start dashed (a triangle in the strip plot).
-
-    Args:
-        studies: from :func:`study_sources`.
-        figures: the report's figures so far.
-    """
-    for study in studies:
-        figures.directory.mkdir(parents=True, exist_ok=True)
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
-        figures.files += [
-            group_plots.group_curves_png(
-                study.samples,
-                f"{study.label}: evaluation return of every run, by what varies (red: outlier; dashed: ends below its "
-                "start)",
-                figures.directory / f"seed_sources_curves_{name}.png",
-            ),
-            group_plots.group_strip_png(
-                study.samples,
-                STATISTICS,
-                f"{study.label}: each run's return, by what varies (red x: outlier; v: ends below its start)",
-                figures.directory / f"seed_sources_strip_{name}.png",
-            ),
-        ]

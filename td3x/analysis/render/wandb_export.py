@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from td3x.analysis.runs import Run
+from td3x.analysis.reading.runs import Run
 from td3x.config.schema import LoggingConfig
 
 log = logging.getLogger(__name__)
@@ -43,14 +43,7 @@ def log_report(runs: list[Run], frames: dict[str, pd.DataFrame], images: list[Pa
     """Log the tables and images to a new W&B run in ``out/wandb``; returns its directory, or None on failure.
 
     The mode comes from ``WANDB_MODE`` (offline when unset; check it first with ``mode_problems``); project and group
-    are the runs' own when they agree.
-
-    Args:
-        runs: the runs the report was made from.
-        frames: the report's tables by name.
-        images: the PNG plots.
-        out: the report's output directory.
-    """
+    are the runs' own when they agree."""
     try:
         import wandb
 

@@ -181,12 +181,7 @@ def shown_path(path: Path) -> Path:
 def load_run(path: Path, config: dict[str, Any]) -> Run:
     """Read a run dir's files (eval.csv, summary.json, provenance.json, metrics.jsonl's actor gradient) and decide
     whether it is complete; a file it cannot read, or a config.yaml this td3x refuses as td3x-resume does
-    (:func:`td3x.rundir.state.check_stored_config`: a key it lacks, a value out of range), leaves the run out, named.
-
-    Args:
-        path: the run dir.
-        config: its parsed config.yaml.
-    """
+    (:func:`td3x.rundir.state.check_stored_config`: a key it lacks, a value out of range), leaves the run out, named."""
     try:
         evals = read_evals(path / EVAL_FILE)
         summary = read_summary(path)

@@ -1,5 +1,5 @@
 """The overestimation-bias section: per cell the critics' estimation bias as td3x measures it (``eval.csv``'s
-``bias_q1`` and ``bias_min_q``), at the last evaluation and averaged over the run, its table, Markdown and plots.
+``bias_q1`` and ``bias_min_q``), at the last evaluation and averaged over the run, and its curves.
 """
 
 from __future__ import annotations
@@ -7,14 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 
-from td3x.analysis import tables
-from td3x.analysis.cell_stats import BIAS_COLUMNS, CellStats
-from td3x.analysis.cells import Grid
-from td3x.analysis.metrics import STUDENT_T, Band
-from td3x.analysis.plots import Curve, Dash, Figures, Panel
-from td3x.analysis.tables import EMPTY, T_MARK, Stats, number, signed
+from td3x.analysis.reading.cell_stats import BIAS_COLUMNS, CellStats
+from td3x.analysis.render import tables
+from td3x.analysis.render.plots import Curve, Dash, Figures, Panel
+from td3x.analysis.render.tables import EMPTY, T_MARK, Notes, number, signed
+from td3x.analysis.sections.section import Frames, Report, Section
+from td3x.analysis.stats.metrics import STUDENT_T, Band
 
 # a bias plot draws each row in its colour, and each of its estimates in a line style of its own
 BIAS_DASHES: dict[str, Dash] = {"bias_q1": "-", "bias_min_q": "--"}
@@ -49,43 +48,37 @@ def run_mean(band: Band) -> float:
     return float(np.nanmean(after_start)) if np.isfinite(after_start).any() else float("nan")
 
 
-def frames(grid: Grid, stats: Stats) -> dict[str, pd.DataFrame]:
-    """The section's table by name, ``bias``: rows × envs of the bias texts."""
-    return {"bias": tables.grid_frame(grid, stats, bias_text)}
+class BiasSection(Section):
+    """The bias table (rows × envs) and per env the bias curves."""
 
+    def frames(self, report: Report) -> Frames:
+        """``bias``: rows × envs of the bias texts."""
+        return {"bias": tables.grid_frame(report.grid, report.stats, bias_text)}
 
-def markdown(frames: dict[str, pd.DataFrame], notes: tables.Notes) -> str:
-    """The report's bias section around the table from :func:`frames`, with the notes the report has not given."""
-    return tables.table_section(TITLE, TEXT, frames["bias"], notes)
+    def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
+        return tables.table_section(TITLE, TEXT, frames["bias"], notes)
 
-
-def plot(env_id: str, cells: list[CellStats], figures: Figures) -> None:
-    """The bias curves of one env's cells, a panel per row (none where no run logged them), each estimate in its
-    own line style.
-
-    Args:
-        env_id: the env.
-        cells: its cells' numbers, in display order.
-        figures: the report's figures so far.
-    """
-    panels = [
-        Panel(
-            s.cell.row,
-            [
-                Curve(BIAS_COLUMNS[column], band, replace(figures.styles[s.cell.row], dash=BIAS_DASHES[column]))
-                for column, band in s.bias.items()
-            ],
+    def plot_env(self, report: Report, env_id: str, figures: Figures) -> None:
+        """The bias curves of the env's cells, a panel per row (none where no run logged them), each estimate in its
+        own line style."""
+        panels = [
+            Panel(
+                s.cell.row,
+                [
+                    Curve(BIAS_COLUMNS[column], band, replace(figures.styles[s.cell.row], dash=BIAS_DASHES[column]))
+                    for column, band in s.bias.items()
+                ],
+            )
+            for s in report.env_cells(env_id)
+            if s.bias
+        ]
+        if not panels:
+            return  # runs logged no overestimation columns
+        figures.bands(
+            panels,
+            f"bias_{env_id}",
+            f"{env_id}: overestimation bias, Q(s, a) minus the discounted return",
+            ("env steps", "estimation bias"),
+            "every bias value is NaN: no evaluation episode terminated, and none was long enough for the discounted "
+            "return of its early states to be known (γ^remaining < 0.01), so no state was counted",
         )
-        for s in cells
-        if s.bias
-    ]
-    if not panels:
-        return  # runs logged no overestimation columns
-    figures.bands(
-        panels,
-        f"bias_{env_id}",
-        f"{env_id}: overestimation bias, Q(s, a) minus the discounted return",
-        ("env steps", "estimation bias"),
-        "every bias value is NaN: no evaluation episode terminated, and none was long enough for the discounted "
-        "return of its early states to be known (γ^remaining < 0.01), so no state was counted",
-    )

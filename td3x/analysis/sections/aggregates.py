@@ -8,23 +8,26 @@ Scores are each seed's Table 2 metric (last-10 mean), normalised per env so that
 can be pooled: ``score / paper TD3 Table 2 score`` on the paper's four Table 2 envs. On any other env (Pendulum,
 Reacher, ...) the paper has no such number, so the scale is set by the report's own TD3 row with the untrained
 policy (the step-0 evaluations) as zero: ``(score - untrained) / (our TD3 - untrained)``. The report prints
-each env's normaliser. Here are the section's numbers, tables, Markdown and plots.
+each env's normaliser.
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
-from pathlib import Path
+from typing import ClassVar, Self
 
 import numpy as np
 import pandas as pd
 
-from td3x.analysis import aggregate_plots, tables
-from td3x.analysis.cell_stats import CellStats
-from td3x.analysis.cells import Grid
-from td3x.analysis.input_files import read_text
-from td3x.analysis.metrics import (
+from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.reading.cells import Grid
+from td3x.analysis.reading.input_files import COVERAGE_SCRIPT
+from td3x.analysis.reading.paper import TD3_ROW, table2_score
+from td3x.analysis.render import aggregate_plots, tables
+from td3x.analysis.render.plots import PLOTS_DIR, Figures
+from td3x.analysis.render.tables import EMPTY, Notes, estimate_text, number
+from td3x.analysis.sections.section import Frames, Report, Section
+from td3x.analysis.stats.metrics import (
     BOOTSTRAP,
     MIN_AGGREGATE_BOOTSTRAP_SEEDS,
     MIN_BOOTSTRAP_SEEDS,
@@ -33,15 +36,9 @@ from td3x.analysis.metrics import (
     performance_profiles,
     probability_of_improvement,
 )
-from td3x.analysis.paper import TD3_ROW, table2_score
-from td3x.analysis.plots import PLOTS_DIR, Figures
-from td3x.analysis.tables import EMPTY, estimate_text, number
 
 Scores = dict[tuple[str, str], dict[int, float]]  # (row, env) → seed → that seed's last-10 mean
 PROFILE_POINTS = 101
-# scripts/aggregate_coverage.py's CSV: the columns the report reads, and which line measures which row
-COVERAGE_COLUMNS = ["row", "envs", "seeds_per_env", "statistic", "interval", "coverage", "replicates"]
-COVERAGE_SCRIPT = "scripts/aggregate_coverage.py"
 
 
 @dataclass(frozen=True)
@@ -110,13 +107,7 @@ def make_normalisers(grid: Grid, scores: Scores, untrained: dict[str, float]) ->
 
 
 def score_matrix(scores: Scores, row: str, envs: list[str]) -> tuple[np.ndarray, list[int]]:
-    """A row's raw scores on ``envs`` for the seeds it has on all of them: shape (seeds, envs), and the seeds.
-
-    Args:
-        scores: per (row, env), the seeds' last-10 means.
-        row: the row label.
-        envs: the envs, in column order.
-    """
+    """A row's raw scores on ``envs`` for the seeds it has on all of them: shape (seeds, envs), and the seeds."""
     per_env = [scores.get((row, env_id), {}) for env_id in envs]
     seeds = sorted(set.intersection(*(set(seed_scores) for seed_scores in per_env))) if per_env else []
     matrix = np.array([[seed_scores[seed] for seed_scores in per_env] for seed in seeds])
@@ -133,8 +124,6 @@ def aggregate_rows(
         grid: the report's cells.
         scores: per (row, env), the seeds' last-10 means.
         normalisers: per env, from ``make_normalisers``.
-        reps: bootstrap replications.
-        seed: seeds the resampling.
     """
     matrices: dict[str, tuple[np.ndarray, list[str], list[int]]] = {}
     for row in grid.rows:
@@ -175,27 +164,6 @@ def _improvement(
     return reference, probability_of_improvement(x[:, x_cols], y[:, y_cols], reps, seed)
 
 
-def profile_taus(aggregates: list[RowAggregate]) -> np.ndarray:
-    """Thresholds for performance profiles: from min(0, lowest score) to the highest normalised score."""
-    all_scores = np.concatenate([aggregate.scores.ravel() for aggregate in aggregates])
-    return np.linspace(min(0.0, float(all_scores.min())), float(all_scores.max()), PROFILE_POINTS)
-
-
-def row_profiles(
-    aggregates: list[RowAggregate], reps: int, seed: int
-) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Performance profiles of every aggregated row: the taus, and per row the profile and its CIs.
-
-    Args:
-        aggregates: from ``aggregate_rows`` (at least one).
-        reps: bootstrap replications.
-        seed: seeds the resampling.
-    """
-    taus = profile_taus(aggregates)
-    profiles, cis = performance_profiles({a.row: a.scores for a in aggregates}, taus, reps, seed)
-    return taus, profiles, cis
-
-
 def untrained_levels(stats: dict[tuple[str, str], CellStats]) -> dict[str, float]:
     """Per env, the mean step-0 return of its complete runs: the untrained policies' level."""
     by_env: dict[str, list[float]] = {}
@@ -204,21 +172,85 @@ def untrained_levels(stats: dict[tuple[str, str], CellStats]) -> dict[str, float
     return {env_id: float(np.mean(values)) for env_id, values in by_env.items()}
 
 
+@dataclass(frozen=True, eq=False)
+class AggregatesSection(Section):
+    """Each env's normaliser, and per row the aggregates of its normalised scores and their plots.
+
+    Attributes:
+        normalisers: per env that can be normalised, its normaliser (``make_normalisers``).
+        rows: per row with a seed complete on its normalisable envs, its aggregates (``aggregate_rows``).
+    """
+
+    normalisers: dict[str, Normaliser]
+    rows: list[RowAggregate]
+    LATEX_CAPTIONS: ClassVar[dict[str, str]] = {
+        "aggregates": "Scores normalised per env, aggregated over envs: IQM [95\\% stratified bootstrap CI from 5 "
+        "seeds per env, none below] and mean [95\\% interval: Student-t below 10 seeds per env, stratified bootstrap "
+        "from 10], and the probability of improvement over the TD3 row."
+    }
+
+    @classmethod
+    def build(cls, report: Report) -> Self:
+        scores = {key: numbers.scores for key, numbers in report.stats.items()}
+        normalisers = make_normalisers(report.grid, scores, untrained_levels(report.stats))
+        reps, seed = report.settings.reps, report.settings.seed
+        return cls(normalisers, aggregate_rows(report.grid, scores, normalisers, reps, seed))
+
+    def frames(self, report: Report) -> Frames:
+        """``normalisers`` and ``aggregates`` (none without aggregates)."""
+        if not self.rows:
+            return {}
+        return {"normalisers": normalisers_frame(self.normalisers), "aggregates": aggregates_frame(self.rows)}
+
+    def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
+        """Each env's normaliser, the rows' aggregates with the measured coverage of their bootstrap CIs, the envs
+        left out."""
+        left_out = [env_id for env_id in report.grid.envs if env_id not in self.normalisers]
+        note = (
+            f"Left out, with no paper TD3 score and no TD3 row whose every seed beats the untrained policy: "
+            f"{', '.join(left_out)}."
+            if left_out
+            else ""
+        )
+        if not self.rows:
+            return f"## Aggregates across envs\n\nNo env could be normalised. {note}"
+        return (
+            "## Aggregates across envs\n\nEach seed's last-10 mean, normalised per env (1 = reference, 0 = zero "
+            "below), pooled over envs on the seeds every env of the row has (*envs* gives each cell's own seeds): IQM "
+            "(interquartile mean) and mean, and P(row > TD3 row), the probability that a run of the row beats a run "
+            "of TD3 on a random env (rliable; Agarwal et al., 2021). The mean gets a Student-t interval below "
+            f"{MIN_BOOTSTRAP_SEEDS} seeds pooled per env ({tables.T_MARK}: the envs' variances summed, "
+            "Welch-Satterthwaite degrees of freedom) and a 95% stratified bootstrap CI from "
+            f"{MIN_BOOTSTRAP_SEEDS}. The IQM and P(row > TD3 row), which have no Student-t form, get a 95% stratified "
+            f"bootstrap CI from {MIN_AGGREGATE_BOOTSTRAP_SEEDS} seeds pooled per env and none below. Performance "
+            f"profiles (their bands likewise only from {MIN_AGGREGATE_BOOTSTRAP_SEEDS} seeds) are in "
+            f"`{PLOTS_DIR}/performance_profiles.png`. {coverage_note(self.rows, report.coverage)} {note}\n\n"
+            f"{tables.markdown(frames['normalisers'])}\n\n{tables.markdown(frames['aggregates'])}"
+        )
+
+    def plot(self, report: Report, figures: Figures) -> None:
+        """rliable's plots of the aggregates: interval estimates, probability of improvement, performance profiles
+        (their bands bootstrapped with the report's replications and seed)."""
+        if not self.rows:
+            return
+        plots_dir, styles = figures.directory, figures.styles
+        plots_dir.mkdir(parents=True, exist_ok=True)
+        estimates = {a.row: (a.iqm, a.mean) for a in self.rows}
+        files = [aggregate_plots.interval_plot(estimates, plots_dir / "aggregates.png", styles)]
+        improvements = {(a.row, a.reference): a.improvement for a in self.rows if a.improvement and a.reference}
+        if improvements:
+            path = plots_dir / "probability_of_improvement.png"
+            files.append(aggregate_plots.improvement_plot(improvements, path, styles))
+        # thresholds from min(0, the lowest normalised score) to the highest
+        scores = np.concatenate([a.scores.ravel() for a in self.rows])
+        taus = np.linspace(min(0.0, float(scores.min())), float(scores.max()), PROFILE_POINTS)
+        reps, seed = report.settings.reps, report.settings.seed
+        profiles, cis = performance_profiles({a.row: a.scores for a in self.rows}, taus, reps, seed)
+        files.append(aggregate_plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png", styles))
+        figures.files += files
+
+
 # ---------------------------------------------------------------------------------------------------- tables
-def frames(normalisers: dict[str, Normaliser], aggregates: list[RowAggregate]) -> dict[str, pd.DataFrame]:
-    """The section's tables by name, ``normalisers`` and ``aggregates`` (none without aggregates)."""
-    if not aggregates:
-        return {}
-    return {"normalisers": normalisers_frame(normalisers), "aggregates": aggregates_frame(aggregates)}
-
-
-LATEX_CAPTION = (
-    "Scores normalised per env, aggregated over envs: IQM [95\\% stratified bootstrap CI from 5 seeds per env, "
-    "none below] and mean [95\\% interval: Student-t below 10 seeds per env, stratified bootstrap from 10], and "
-    "the probability of improvement over the TD3 row."
-)
-
-
 def aggregates_frame(aggregates: list[RowAggregate]) -> pd.DataFrame:
     """One line per row: its envs with each cell's seeds, the seeds pooled (those complete on every env), IQM and
     mean of normalised scores, P(row > TD3 row)."""
@@ -252,67 +284,6 @@ def normalisers_frame(normalisers: dict[str, Normaliser]) -> pd.DataFrame:
     )
 
 
-# ---------------------------------------------------------------------------------------------------- Markdown
-def markdown(
-    envs: list[str],
-    normalisers: dict[str, Normaliser],
-    aggregates: list[RowAggregate],
-    coverage: pd.DataFrame | None = None,
-) -> str:
-    """The report's aggregates section: each env's normaliser, the rows' aggregates with the measured coverage of
-    their bootstrap CIs, the envs left out.
-
-    Args:
-        envs: the report's envs.
-        normalisers: from :func:`make_normalisers`.
-        aggregates: from :func:`aggregate_rows`.
-        coverage: from :func:`read_coverage`, or None when the report is made without it.
-    """
-    left_out = [env_id for env_id in envs if env_id not in normalisers]
-    note = (
-        f"Left out, with no paper TD3 score and no TD3 row whose every seed beats the untrained policy: "
-        f"{', '.join(left_out)}."
-        if left_out
-        else ""
-    )
-    if not aggregates:
-        return f"## Aggregates across envs\n\nNo env could be normalised. {note}"
-    return (
-        "## Aggregates across envs\n\nEach seed's last-10 mean, normalised per env (1 = reference, 0 = zero below), "
-        "pooled over envs on the seeds every env of the row has (*envs* gives each cell's own seeds): IQM "
-        "(interquartile mean) and mean, and P(row > TD3 row), the probability that a run of the row beats a run of "
-        "TD3 on a random env (rliable; Agarwal et al., 2021). The mean gets a Student-t interval below "
-        f"{MIN_BOOTSTRAP_SEEDS} seeds pooled per env ({tables.T_MARK}: the envs' variances summed, "
-        "Welch-Satterthwaite degrees of freedom) and a 95% stratified bootstrap CI from "
-        f"{MIN_BOOTSTRAP_SEEDS}. The IQM and P(row > TD3 row), which have no Student-t form, get a 95% stratified "
-        f"bootstrap CI from {MIN_AGGREGATE_BOOTSTRAP_SEEDS} seeds pooled per env and none below. Performance "
-        f"profiles (their bands likewise only from {MIN_AGGREGATE_BOOTSTRAP_SEEDS} seeds) are in "
-        f"`{PLOTS_DIR}/performance_profiles.png`. {coverage_note(aggregates, coverage)} {note}\n\n"
-        f"{tables.markdown(normalisers_frame(normalisers))}\n\n"
-        f"{tables.markdown(aggregates_frame(aggregates))}"
-    )
-
-
-def read_coverage(path: Path) -> pd.DataFrame:
-    """The coverage table of ``scripts/aggregate_coverage.py``.
-
-    Raises:
-        ValueError: it cannot be read as CSV text, or lacks a column the report reads (one line naming the file).
-    """
-    text = read_text(path, f"a coverage table of {COVERAGE_SCRIPT} (CSV)")
-    if not text.strip():
-        raise ValueError(f"{path} is empty: name a coverage table of {COVERAGE_SCRIPT} (CSV)")
-    try:  # from the text td3x read, not the path: pandas would expand a ~ that td3x does not (nor would the shell)
-        table = pd.read_csv(io.StringIO(text), keep_default_na=False)
-    except ValueError as error:  # pandas' EmptyDataError and ParserError are ValueErrors
-        reason = " ".join(str(error).split())
-        raise ValueError(f"{path} is not a coverage table of {COVERAGE_SCRIPT}: {reason}") from error
-    missing = [column for column in COVERAGE_COLUMNS if column not in table.columns]
-    if missing:
-        raise ValueError(f"{path} is not a coverage table of {COVERAGE_SCRIPT}: no column {', '.join(missing)}")
-    return table
-
-
 def coverage_note(aggregates: list[RowAggregate], coverage: pd.DataFrame | None) -> str:
     """What share of simulated samples the rows' 95% intervals cover, from the coverage table's lines for the
     rows with a bootstrap CI (the same row, envs and seeds per env); or that it was not measured."""
@@ -344,29 +315,3 @@ def coverage_note(aggregates: list[RowAggregate], coverage: pd.DataFrame | None)
 def _span(values: pd.Series) -> str:
     low, high = float(values.min()), float(values.max())
     return f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%} to {high:.0%}"
-
-
-# ---------------------------------------------------------------------------------------------------- plots
-def plot(aggregates: list[RowAggregate], reps: int, seed: int, figures: Figures) -> None:
-    """rliable's plots of the aggregates: interval estimates, probability of improvement, performance profiles.
-
-    Args:
-        aggregates: from :func:`aggregate_rows`.
-        reps: bootstrap replications of the profiles' bands.
-        seed: seeds their bootstrap.
-        figures: the report's figures so far.
-    """
-    if not aggregates:
-        return
-    plots_dir, styles = figures.directory, figures.styles
-    plots_dir.mkdir(parents=True, exist_ok=True)
-    estimates = {a.row: (a.iqm, a.mean) for a in aggregates}
-    files = [aggregate_plots.interval_plot(estimates, plots_dir / "aggregates.png", styles)]
-    improvements = {(a.row, a.reference): a.improvement for a in aggregates if a.improvement and a.reference}
-    if improvements:
-        files.append(
-            aggregate_plots.improvement_plot(improvements, plots_dir / "probability_of_improvement.png", styles)
-        )
-    taus, profiles, cis = row_profiles(aggregates, reps, seed)
-    files.append(aggregate_plots.profile_plot(taus, profiles, cis, plots_dir / "performance_profiles.png", styles))
-    figures.files += files

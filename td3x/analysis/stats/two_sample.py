@@ -1,15 +1,12 @@
-"""Comparisons of one group of seeds with another: of their means, for the fidelity and peer sections (Welch's
-two-sample test with its 95% interval of the difference and how far its 90% interval reaches, the exact
-permutation test of the pooled seeds on Welch's t, a registration's exact permutation test of the
-difference of means, and Holm's adjustment of a family of p-values); and of their
-spreads, for the seed-sources section (the SD's chi-square interval, the F interval of a ratio of SDs, the
-Brown-Forsythe test).
+"""Comparisons of the means of one group of seeds and another's, for the fidelity and peer sections and the
+registrations: Welch's two-sample test with its 95% interval of the difference and how far its 90% interval reaches,
+the exact permutation test of the pooled seeds on Welch's t, a registration's exact permutation test of the
+difference of means, and Holm's adjustment of a family of p-values. (Their spreads: ``spread_tests``.)
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -17,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from td3x.algo.seed_statistics import CONFIDENCE
-from td3x.analysis.power import welch_df, welch_se
+from td3x.analysis.stats.power import welch_df, welch_se
 
 ALPHA = 0.05  # the primary test's level, and TOST's
 
@@ -68,26 +65,6 @@ class Permutation:
     p: float
     smallest: float
     relabellings: int
-
-
-@dataclass(frozen=True, eq=False)  # holds arrays
-class Comparison:
-    """One statistic of our seeds against the reference group's (the authors'), by Welch's test and the exact
-    permutation test.
-
-    Attributes:
-        ours: our seeds' values of the statistic.
-        authors: the reference seeds' values.
-        test: the Welch comparison of ours against theirs.
-        permutation: the exact permutation test of the same two groups.
-        holm_p: the p-value Holm-adjusted over the row's envs (the primary statistic only; NaN otherwise).
-    """
-
-    ours: np.ndarray
-    authors: np.ndarray
-    test: Welch
-    permutation: Permutation
-    holm_p: float = float("nan")
 
 
 def welch(x: np.ndarray, y: np.ndarray, alpha: float = ALPHA, confidence: float = CONFIDENCE) -> Welch:
@@ -152,12 +129,7 @@ _CHUNK = 100_000  # relabellings whose t is computed at a time: memory stays in 
 def permutation_test(x: np.ndarray, y: np.ndarray) -> Permutation:
     """The exact two-sided permutation test of mean(x) = mean(y) on Welch's t over all C(n + m, n) relabellings of
     the pooled values (NaN p below 2 values a side, when the observed t is undefined, or when there are more than
-    MAX_LISTED relabellings to list: 32 seeds against 10 have 1.5 billion).
-
-    Args:
-        x: the first sample (ours).
-        y: the second sample (the reference's).
-    """
+    MAX_LISTED relabellings to list: 32 seeds against 10 have 1.5 billion)."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     n, m = len(x), len(y)
     if n < 2 or m < 2:
@@ -298,74 +270,3 @@ def holm_by_row(rows: list[str], p_values: list[float]) -> list[float]:
         for i, p in zip(members, holm(p_values[i] for i in members), strict=True):
             adjusted[i] = float(p)
     return adjusted
-
-
-def compare(ours: np.ndarray, authors: np.ndarray) -> Comparison:
-    """One statistic of our seeds against the authors' seeds (the reference group): Welch and the exact
-    permutation test.
-
-    Args:
-        ours: our seeds' values.
-        authors: the authors' seeds' values.
-    """
-    return Comparison(ours, authors, welch(ours, authors), permutation_test(ours, authors))
-
-
-# ---------------------------------------------------------------------------------------------------- spreads
-@dataclass(frozen=True)
-class Spread:
-    """A sample's spread beside a reference sample's (a seed-sources condition's beside all-vary's)."""
-
-    n: int
-    mean: float
-    sd: float
-    sd_interval: tuple[float, float]
-    ratio: float  # sd / the reference's sd
-    ratio_interval: tuple[float, float]
-    p_value: float  # Brown-Forsythe against the reference (NaN for the reference itself or without spread)
-
-
-def sd_interval(sd: float, n: int) -> tuple[float, float]:
-    """The 95% chi-square interval of a normal population's SD from a sample SD ``sd`` of ``n`` values."""
-    if n < 2:
-        return (math.nan, math.nan)
-    alpha = 1 - CONFIDENCE
-    dof = n - 1
-    return (
-        sd * math.sqrt(dof / stats.chi2.ppf(1 - alpha / 2, dof)),
-        sd * math.sqrt(dof / stats.chi2.ppf(alpha / 2, dof)),
-    )
-
-
-def ratio_interval(ratio: float, n: int, m: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """The 95% (or ``confidence``) interval of σ_1/σ_2 from a sample SD ratio of ``n`` and ``m`` normal values (F
-    distribution)."""
-    if n < 2 or m < 2:
-        return (math.nan, math.nan)
-    alpha = 1 - confidence
-    high, low = stats.f.ppf(1 - alpha / 2, n - 1, m - 1), stats.f.ppf(alpha / 2, n - 1, m - 1)
-    return (ratio / math.sqrt(high), ratio / math.sqrt(low))
-
-
-def spread_against(values: np.ndarray, base: np.ndarray, is_reference: bool) -> Spread:
-    """The spread of ``values`` (SD, ddof = 1, with its chi-square interval) beside that of ``base``: the ratio of
-    the SDs with its F interval, and the Brown-Forsythe test of equal spread (Levene's test on deviations from the
-    median), not run when ``values`` is the reference itself.
-    """
-    sd = float(values.std(ddof=1)) if len(values) > 1 else math.nan
-    base_sd = float(base.std(ddof=1)) if len(base) > 1 else math.nan
-    ratio = sd / base_sd if base_sd > 0 else math.nan
-    p_value = math.nan
-    if not is_reference and len(values) > 1 and len(base) > 1:
-        with warnings.catch_warnings():  # two groups without spread: scipy warns and returns NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            p_value = float(stats.levene(values, base, center="median").pvalue)
-    return Spread(
-        len(values),
-        float(values.mean()),
-        sd,
-        sd_interval(sd, len(values)),
-        ratio,
-        ratio_interval(ratio, len(values), len(base)),
-        p_value,
-    )

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from td3x.algo.seed_statistics import PAPER_LAST_EVALUATIONS, last10_return
-from td3x.analysis.cells import Cell
-from td3x.analysis.metrics import (
+from td3x.analysis.reading.cells import Cell
+from td3x.analysis.reading.runs import Run
+from td3x.analysis.stats.metrics import (
     Band,
     Estimate,
     Peak,
@@ -22,7 +23,6 @@ from td3x.analysis.metrics import (
     mean_estimates,
     return_at,
 )
-from td3x.analysis.runs import Run
 
 # eval.csv's overestimation columns: mean Q(s, a) minus the discounted return that followed, per critic estimate
 BIAS_COLUMNS = {"bias_q1": "Q1", "bias_min_q": "min over critics"}
@@ -125,7 +125,7 @@ def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | No
         [
             last10_return(curves),
             [return_at(steps, curve, at_step) for curve in curves],
-            [area_under_curve(steps, curve) for curve in curves],
+            [float(area_under_curve(steps, curve)) for curve in curves],
         ]
     )
     last10, at_step_estimate, auc = mean_estimates(per_seed, reps, seed)

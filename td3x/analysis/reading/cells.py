@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from td3x.analysis.paper import TD3_ROW, paper_env, paper_tables, table2_rows
-from td3x.analysis.runs import Run
+from td3x.analysis.reading.paper import TD3_ROW, paper_env, paper_tables, table2_rows
+from td3x.analysis.reading.runs import Run
 from td3x.config.hydra import flatten
 from td3x.config.inert import REPORT_INERT, is_inert, with_neutral_defaults
 

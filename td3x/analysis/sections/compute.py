@@ -1,4 +1,4 @@
-"""The compute section, its table and Markdown: what a cell's runs cost: processes, seeds per process, threads,
+"""The compute section: what a cell's runs cost: processes, seeds per process, threads,
 wall time, core-hours and env steps per core-second, with the CPU and the code commit they ran on, from each run's
 ``summary.json``, ``config.yaml`` and ``provenance.json``.
 
@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from td3x.analysis import tables
-from td3x.analysis.cells import Cell, Grid
-from td3x.analysis.runs import IN_TURN, NOT_RECORDED, Run, distinct
+from td3x.analysis.reading.cells import Cell, Grid
+from td3x.analysis.reading.runs import IN_TURN, NOT_RECORDED, Run, distinct
+from td3x.analysis.render import tables
+from td3x.analysis.render.tables import Notes
+from td3x.analysis.sections.section import Frames, Report, Section
 from td3x.rundir.layout import process_dir
 
 MIXED = "MIXED:"  # a cell whose runs ran on different CPU capabilities or run.numerics modes
@@ -103,23 +105,24 @@ def compute_frame(grid: Grid) -> pd.DataFrame:
     return pd.DataFrame(records).set_index("row") if records else pd.DataFrame()
 
 
-def frames(grid: Grid) -> dict[str, pd.DataFrame]:
-    """The section's table by name, ``compute`` (none when no cell has a complete run)."""
-    frame = compute_frame(grid)
-    return {} if frame.empty else {"compute": frame}
+class ComputeSection(Section):
+    """What each cell's complete runs cost, and where they ran."""
 
+    def frames(self, report: Report) -> Frames:
+        """``compute`` (none when no cell has a complete run)."""
+        frame = compute_frame(report.grid)
+        return {} if frame.empty else {"compute": frame}
 
-def markdown(frames: dict[str, pd.DataFrame]) -> str:
-    """The report's compute section around the table from :func:`frames` ('' without one)."""
-    if "compute" not in frames:
-        return ""
-    return (
-        "## Compute\n\nWhat each cell's complete runs cost, from their `summary.json`, `config.yaml` and "
-        "`provenance.json`: the processes that trained them (in the K-seeds mode one process trains several seeds), "
-        "the median wall time of a process, core-hours (wall time × threads, summed over processes) and env steps "
-        "per core-second; the CPU, its capability (the fp32 kernels torch dispatched to: `AVX512`, `AVX2`, ...) and "
-        "the code commit they ran on. Wall times depend on what else the machine ran. The same seed gives the same "
-        "numbers bit for bit on the same CPU capability, not across capabilities: a cell marked `MIXED:` holds runs "
-        "from different ones."
-        f"\n\n{tables.markdown(frames['compute'])}"
-    )
+    def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
+        if "compute" not in frames:
+            return ""
+        return (
+            "## Compute\n\nWhat each cell's complete runs cost, from their `summary.json`, `config.yaml` and "
+            "`provenance.json`: the processes that trained them (in the K-seeds mode one process trains several "
+            "seeds), the median wall time of a process, core-hours (wall time × threads, summed over processes) and "
+            "env steps per core-second; the CPU, its capability (the fp32 kernels torch dispatched to: `AVX512`, "
+            "`AVX2`, ...) and the code commit they ran on. Wall times depend on what else the machine ran. The same "
+            "seed gives the same numbers bit for bit on the same CPU capability, not across capabilities: a cell "
+            "marked `MIXED:` holds runs from different ones."
+            f"\n\n{tables.markdown(frames['compute'])}"
+        )

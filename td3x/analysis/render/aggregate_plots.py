@@ -14,8 +14,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from rliable import plot_utils
 
-from td3x.analysis.metrics import Estimate
-from td3x.analysis.plots import DPI, LEGEND_CHARS, Style
+from td3x.analysis.render.plots import DPI, LEGEND_CHARS, Style
+from td3x.analysis.stats.metrics import Estimate
 
 PAIR_SEPARATOR = " > "  # row labels may hold commas (rliable's default separator)
 ROW_HEIGHT = 0.6  # inches per row of the interval plot

@@ -12,6 +12,8 @@ interval covers a normal mean only about 86% of the time, where Student-t's cove
 Student-t form (the IQM, the probability of improvement, performance profiles) get rliable's stratified bootstrap
 from 5 seeds per env and no interval below; their real coverage at the report's sizes is measured by
 ``scripts/aggregate_coverage.py``, not assumed.
+
+Every bootstrap here takes ``reps`` replications and a ``seed`` that seeds its resampling (``seeded_bootstrap``).
 """
 
 from __future__ import annotations
@@ -132,16 +134,16 @@ def return_at(steps: np.ndarray, returns: np.ndarray, step: int) -> float:
     return float(np.interp(step, steps, returns, left=np.nan, right=np.nan))
 
 
-def area_under_curve(steps: np.ndarray, returns: np.ndarray) -> float:
+def area_under_curve(steps: np.ndarray, returns: np.ndarray) -> np.ndarray:
     """The area under the learning curve divided by its length in steps (trapezoid rule): the return averaged
     over training, in return units, so runs of one length compare on how fast they learn, not only where they end.
 
     Args:
         steps: the env step of each evaluation (increasing).
-        returns: the return of each evaluation.
+        returns: the return of each evaluation, of one curve or of several (the last axis holds a curve's).
     """
     span = float(steps[-1] - steps[0])
-    return float(trapezoid(returns, steps) / span) if span > 0 else float(returns[0])
+    return np.asarray(trapezoid(returns, steps, axis=-1) / span if span > 0 else returns[..., 0])
 
 
 # ---------------------------------------------------------------------------------------------------- rliable
@@ -175,8 +177,6 @@ def interval_estimates(
     Args:
         scores: per key, scores of shape (runs, tasks[, ...]), or a pair of them for a two-sample ``func``.
         func: the aggregate, returning a 1-D array.
-        reps: bootstrap replications.
-        seed: seeds the resampling.
 
     Returns:
         Point estimates per key, and CIs per key of shape (2, n_aggregates) (lower row, upper row).
@@ -221,8 +221,6 @@ def pointwise_means(samples: np.ndarray, reps: int, seed: int) -> tuple[np.ndarr
 
     Args:
         samples: shape (seeds, ...).
-        reps: bootstrap replications.
-        seed: seeds the resampling.
 
     Returns:
         The means, lower bounds and upper bounds, each of shape ``samples.shape[1:]``.
@@ -246,8 +244,6 @@ def mean_estimates(scores: np.ndarray, reps: int, seed: int) -> list[Estimate]:
 
     Args:
         scores: shape (seeds, metrics).
-        reps: bootstrap replications.
-        seed: seeds the resampling.
     """
     means, lows, highs = pointwise_means(scores, reps, seed)
     method = interval_method(len(scores))
@@ -263,8 +259,6 @@ def curve_bands(curves: np.ndarray, x: np.ndarray, reps: int, seed: int) -> list
     Args:
         curves: shape (seeds, curves, points), e.g. the return and the bias columns of a cell's runs.
         x: the env step (or other x) of each point.
-        reps: bootstrap replications.
-        seed: seeds the resampling.
     """
     means, lows, highs = pointwise_means(curves, reps, seed)
     return [Band(x, m, lo, hi) for m, lo, hi in zip(means, lows, highs, strict=True)]
@@ -280,8 +274,6 @@ def iqm_and_mean(
 
     Args:
         score_matrices: per key, normalised scores of shape (seeds, envs).
-        reps: bootstrap replications.
-        seed: seeds the resampling.
     """
     bootstrapped = {
         key: m for key, m in score_matrices.items() if interval_method(m.shape[0], has_t_form=False) == BOOTSTRAP
@@ -313,8 +305,6 @@ def probability_of_improvement(x: np.ndarray, y: np.ndarray, reps: int, seed: in
     Args:
         x: scores of shape (seeds of X, envs).
         y: scores of shape (seeds of Y, the same envs).
-        reps: bootstrap replications.
-        seed: seeds the resampling.
     """
     n = min(len(x), len(y))
     if interval_method(n, has_t_form=False) != BOOTSTRAP:
@@ -334,16 +324,12 @@ def performance_profiles(
     Args:
         score_matrices: per key, normalised scores of shape (seeds, envs).
         taus: the thresholds.
-        reps: bootstrap replications.
-        seed: seeds the resampling.
     """
     with seeded_bootstrap(seed):  # create_performance_profile takes no random_state at all
         profiles, cis = rly.create_performance_profile(dict(score_matrices), taus, reps=reps)
-    return profiles, {key: ci for key, ci in cis.items() if _has_aggregate_ci(len(score_matrices[key]))}
-
-
-def _has_aggregate_ci(n_seeds: int) -> bool:
-    return interval_method(n_seeds, has_t_form=False) == BOOTSTRAP
+    return profiles, {
+        key: ci for key, ci in cis.items() if interval_method(len(score_matrices[key]), has_t_form=False) == BOOTSTRAP
+    }
 
 
 def _column_means(scores: np.ndarray) -> np.ndarray:

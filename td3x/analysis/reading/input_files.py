@@ -1,7 +1,7 @@
-"""Reading a file the user names on ``td3x-report``'s command line (a registration file, a coverage
-table): what can be wrong with it before its format is checked (a folder, no permission, a binary file, no text at
-all) as one line, and its text whatever byte-order mark it starts with (Windows editors and PowerShell's ``>`` save
-UTF-16 with one, others UTF-8 with one), so that a valid file is never refused for its encoding.
+"""Reading a file the user names on ``td3x-report``'s command line (a registration file, a coverage table:
+``read_coverage``): what can be wrong with it before its format is checked (a folder, no permission, a binary file,
+no text at all) as one line, and its text whatever byte-order mark it starts with (Windows editors and PowerShell's
+``>`` save UTF-16 with one, others UTF-8 with one), so that a valid file is never refused for its encoding.
 
 YAML is read with :class:`UniqueKeyLoader`: a key written twice in one mapping is refused (PyYAML keeps the last in
 silence, so a hand-edited registration would judge by a value its reader never sees).
@@ -10,12 +10,17 @@ silence, so a hand-edited registration would judge by a value its reader never s
 from __future__ import annotations
 
 import codecs
+import io
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
+# scripts/aggregate_coverage.py's CSV: the columns the report reads, and which line measures which row
+COVERAGE_COLUMNS = ["row", "envs", "seeds_per_env", "statistic", "interval", "coverage", "replicates"]
+COVERAGE_SCRIPT = "scripts/aggregate_coverage.py"
 # the byte-order marks that name their encoding; a file without one is read as UTF-8
 BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
@@ -87,3 +92,23 @@ def yaml_problem(error: yaml.YAMLError) -> str:
     mark, reason = getattr(error, "problem_mark", None), getattr(error, "problem", None)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
     return f"is not valid YAML{where}" + (f": {reason}" if reason else "")
+
+
+def read_coverage(path: Path) -> pd.DataFrame:
+    """The coverage table of ``scripts/aggregate_coverage.py``.
+
+    Raises:
+        ValueError: it cannot be read as CSV text, or lacks a column the report reads (one line naming the file).
+    """
+    text = read_text(path, f"a coverage table of {COVERAGE_SCRIPT} (CSV)")
+    if not text.strip():
+        raise ValueError(f"{path} is empty: name a coverage table of {COVERAGE_SCRIPT} (CSV)")
+    try:  # from the text td3x read, not the path: pandas would expand a ~ that td3x does not (nor would the shell)
+        table = pd.read_csv(io.StringIO(text), keep_default_na=False)
+    except ValueError as error:  # pandas' EmptyDataError and ParserError are ValueErrors
+        reason = " ".join(str(error).split())
+        raise ValueError(f"{path} is not a coverage table of {COVERAGE_SCRIPT}: {reason}") from error
+    missing = [column for column in COVERAGE_COLUMNS if column not in table.columns]
+    if missing:
+        raise ValueError(f"{path} is not a coverage table of {COVERAGE_SCRIPT}: no column {', '.join(missing)}")
+    return table
