@@ -5,11 +5,12 @@ randomness makes the spread of results across seeds. (How much one config spread
 A study's runs carry their condition in ``config.yaml``'s ``choices`` (the ``seed_study`` group option): per source,
 runs where only that source varies; ``all_vary``, the usual spread; ``evaluation``, one run evaluated from N sets of
 start states (``seeds.evaluation_sets``); ``repeat_1``/``repeat_2``, one seed twice (the determinism control).
-Per condition and statistic (each run's mean return over its evaluations after step 0, and its final return): the
-SD across runs with its 95% chi-square interval, its ratio to all-vary's with the F interval
-(``stats.two_sample.sd_interval``, ``stats.two_sample.ratio_interval``), the Brown-Forsythe test of equal spread with
-all-vary, and the runs marked as outliers (more than OUTLIER_MADS scaled MADs below their condition's median; Bjorck
-et al.'s runs "far below the rest") or as ending below their step-0 evaluation; the section's text says each in full.
+Per condition and statistic (each run's mean return over its evaluations after step 0, and its final return): the SD
+across runs with its 95% chi-square interval, its ratio to all-vary's with the F interval
+(``stats.spread_tests.sd_interval``, ``stats.spread_tests.ratio_interval``), the Brown-Forsythe test of equal spread
+with all-vary, and the runs marked as outliers (more than OUTLIER_MADS scaled MADs below their condition's median;
+Bjorck et al.'s runs "far below the rest") or as ending below their step-0 evaluation; the section's text says each
+in full.
 
 A folder may hold several studies of one env (the experiment's sweep dir is literal): studies with other group
 options (``agent``, ``noise``) or another ``paper_row`` stay apart, as the report's rows do. Two *launches* with the
