@@ -18,7 +18,7 @@ from helpers.sweeps import td3x
 from scipy import stats
 
 from td3x.analysis.reading.runs import find_runs
-from td3x.analysis.sections.source_studies import CONDITIONS, Sample, study_sources
+from td3x.analysis.reading.source_studies import CONDITIONS, Sample, study_sources
 from td3x.analysis.stats.spread_tests import ratio_interval, sd_interval
 from td3x.commands.report import main as report_main
 from td3x.rundir.layout import is_timing_column

@@ -11,8 +11,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from td3x.analysis.sections.seed_sources import display_frame, markdown, ratios_without, shared_runs
-from td3x.analysis.sections.source_studies import (
+from td3x.analysis.reading.source_studies import (
     ALL_VARY,
     REPEAT,
     STATISTICS,
@@ -21,6 +20,7 @@ from td3x.analysis.sections.source_studies import (
     _spread,
     bit_identical,
 )
+from td3x.analysis.sections.seed_sources import display_frame, markdown, ratios_without, shared_runs
 from td3x.analysis.stats.spread_tests import study_power
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,11 +14,7 @@ from typing import Self
 import numpy as np
 import pandas as pd
 
-from td3x.analysis.render import group_plots, tables
-from td3x.analysis.render.plots import Figures
-from td3x.analysis.render.tables import EMPTY, Notes
-from td3x.analysis.sections.section import Frames, Report, Section
-from td3x.analysis.sections.source_studies import (
+from td3x.analysis.reading.source_studies import (
     ALL_VARY,
     OUTLIER_MADS,
     REPEAT,
@@ -29,6 +25,10 @@ from td3x.analysis.sections.source_studies import (
     bit_identical,
     study_sources,
 )
+from td3x.analysis.render import group_plots, tables
+from td3x.analysis.render.plots import Figures
+from td3x.analysis.render.tables import EMPTY, Notes
+from td3x.analysis.sections.section import Frames, Report, Section
 from td3x.analysis.stats.spread_tests import Spread, ratio_interval, sd_interval, study_power
 from td3x.analysis.stats.two_sample import ALPHA
 

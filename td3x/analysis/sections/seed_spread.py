@@ -23,12 +23,12 @@ from scipy import stats
 
 from td3x.algo.seed_statistics import CONFIDENCE, last10_return, t_interval
 from td3x.analysis.reading.cell_stats import CellStats
+from td3x.analysis.reading.source_studies import condition
 from td3x.analysis.render import tables
 from td3x.analysis.render.plots import PLOTS_DIR, Curve, Figures, Panel
 from td3x.analysis.render.tables import Notes, number
 from td3x.analysis.sections.section import Frames, Report, Section
 from td3x.analysis.sections.seed_sources import SeedSourcesSection
-from td3x.analysis.sections.source_studies import condition
 from td3x.analysis.stats.metrics import MIN_BOOTSTRAP_SEEDS, STUDENT_T, Band, interval_method
 
 MIN_SEEDS = 6  # two disjoint groups of at least 3 seeds, the fewest for which a t-test has a spread to compare

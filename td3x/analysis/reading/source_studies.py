@@ -1,4 +1,4 @@
-"""The numbers of the seed-sources section (``seed_sources``, ``+experiment=seed_study``): which source of
+"""The numbers of the seed-sources section (``sections.seed_sources``, ``+experiment=seed_study``): which source of
 randomness makes the spread of results across seeds. (How much one config spreads, in any cell with many seeds, is
 ``seed_spread``'s.)
 
