@@ -12,6 +12,7 @@ from pathlib import Path
 
 from td3x.analysis.comparisons.judge import judge, registered_facts
 from td3x.analysis.comparisons.schema import RegistrationError, read_registration
+from td3x.analysis.reading import source_studies
 from td3x.analysis.reading.cell_stats import CellStats, cell_stats
 from td3x.analysis.reading.cells import Grid, make_grid
 from td3x.analysis.reading.input_files import read_coverage
@@ -28,7 +29,6 @@ from td3x.analysis.sections import (
     returns,
     seed_sources,
     seed_spread,
-    source_studies,
     stalled,
 )
 from td3x.analysis.sections.section import Frames, Report, Section, Settings
