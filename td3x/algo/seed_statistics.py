@@ -4,6 +4,8 @@
   last ``PAPER_LAST_EVALUATIONS`` evaluation returns, or of all of them in a shorter run.
 - **The Student-t interval** of a mean over seeds (independent draws): mean ± t((1 + confidence) / 2, n − 1)·s/√n,
   s with ddof=1.
+- **A stalled actor**: a run whose last actor gradient norm is below ``STALLED_ACTOR_NORM`` (training warns of it,
+  the report counts it).
 """
 
 from __future__ import annotations
@@ -13,6 +15,12 @@ from numpy.typing import ArrayLike
 
 PAPER_LAST_EVALUATIONS = 10
 CONFIDENCE = 0.95
+
+# Below this actor gradient norm at a run's end, its actor has most likely stopped learning: tanh saturated on the
+# whole batch (exactly 0 once every output rounds to ±1). A heuristic: in td3x's published runs the last norms fall
+# in two groups, up to 5e-6 (policies whose evaluation returns no longer change) and from 0.058 (learning). Early in
+# training healthy actors can dip below it and recover, so only a run's last norm is judged by it.
+STALLED_ACTOR_NORM = 1e-3
 
 
 def last10_return(returns: ArrayLike) -> np.ndarray:

@@ -28,12 +28,6 @@ from td3x.algo.seeding import Generators
 from td3x.config.enums import Precision, TargetRule
 from td3x.config.schema import AgentConfig
 
-# Below this actor gradient norm at a run's end, its actor has most likely stopped learning: tanh saturated on the
-# whole batch (exactly 0 once every output rounds to ±1). A heuristic: in td3x's published runs the last norms fall
-# in two groups, up to 5e-6 (policies whose evaluation returns no longer change) and from 0.058 (learning). Early in
-# training healthy actors can dip below it and recover, so only a run's last norm is judged by it.
-STALLED_ACTOR_NORM = 1e-3
-
 
 # ---------------------------------------------------------------------- target rules (agent.target_rule)
 # Each returns the bootstrap value of s' (already normalised) given the smoothing noise ε (K, n_actors, N, A):

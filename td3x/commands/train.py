@@ -48,7 +48,7 @@ from td3x.host import numerics
 from td3x.rundir.layout import unwritable_dir_problem
 from td3x.sweeps.cost import launch_cost
 from td3x.sweeps.multirun import composed_jobs, composing, print_launch_summaries, run_config, sweep_config
-from td3x.training.run import check_runtime
+from td3x.training.machine_checks import check_runtime
 
 
 def _checked_config(cfg: DictConfig, run_dir: Path, multirun: bool) -> TrainConfig | None:

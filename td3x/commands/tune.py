@@ -28,7 +28,7 @@ from td3x.config.overrides import compose_checked, hydra_text
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import RunFileError, unwritable_dir_problem
 from td3x.training.loop import RunInterrupted
-from td3x.training.run import refuse_unrunnable
+from td3x.training.machine_checks import refuse_unrunnable
 from td3x.tuning.journal import repair_cut_record
 from td3x.tuning.scores import METRICS
 from td3x.tuning.space import SearchSpace, load_space, space_path, space_problems, space_record

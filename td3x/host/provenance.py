@@ -25,8 +25,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from td3x.host import numerics
 
 PACKAGES = ("td3x", "torch", "gymnasium", "mujoco", "numpy", "hydra-core", "omegaconf", "wandb")
@@ -45,6 +43,8 @@ OutputDirTest = Callable[[Path], bool]  # whether td3x wrote a folder (td3x.rund
 def collect_provenance(device: str, is_output_dir: OutputDirTest) -> dict[str, Any]:
     """This sitting's provenance; ``device``: where it trains (``cpu``, ``cuda``: run.device resolved here, which
     ``auto`` alone does not say); ``is_output_dir``: what td3x wrote, left out of the untracked files."""
+    import torch  # here, where a run starts: reading provenance (td3x-report, td3x-sweep status) loads without torch
+
     return {
         # when the sitting began (UTC): a run judged against a registration can be placed after the file's commit
         "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

@@ -57,7 +57,7 @@ from td3x.rundir.state import (
     unreadable_state,
 )
 from td3x.sweeps.launches import LAUNCHED_HERE, Launch, is_sweep_dir, read_launches, sweep_dir_override
-from td3x.training.run import check_runtime
+from td3x.training.machine_checks import check_runtime
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,9 @@ from td3x.algo.evaluation_episodes import EvalResult, EvaluationStopped, evaluat
 from td3x.algo.function_types import EvaluationCallback
 from td3x.algo.overestimation import overestimation_biases
 from td3x.algo.replay_buffer import ReplayBuffer
+from td3x.algo.seed_statistics import STALLED_ACTOR_NORM
 from td3x.algo.seeding import global_rng_state, restore_global_rng_state
-from td3x.algo.td3 import STALLED_ACTOR_NORM, TD3
+from td3x.algo.td3 import TD3
 from td3x.config.enums import UpdateSchedule
 from td3x.config.hydra import to_container
 from td3x.config.schema import TrainConfig

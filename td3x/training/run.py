@@ -2,10 +2,10 @@
 (the decision is :mod:`td3x.rundir.resume_decision`'s), for one seed or K seeds in one process, and returns its summary.
 
 The one way into training: ``td3x-train``, ``td3x-resume``, ``td3x-sweep rerun`` and ``recheck``, ``td3x-tune`` and
-``td3x.train`` all call :func:`run`. It refuses what this machine cannot run (:func:`check_runtime`), computes each
-seed's config and dir once (:func:`~td3x.training.per_seed.process_seeds`), writes each seed's ``config.yaml`` and
-``provenance.json``, drives a :class:`~td3x.training.loop.Trainer`, stops it after a checkpoint on SIGTERM/SIGINT, and
-writes the final summaries.
+``td3x.train`` all call :func:`run`. It refuses what this machine cannot run (:mod:`~td3x.training.machine_checks`),
+computes each seed's config and dir once (:func:`~td3x.training.per_seed.process_seeds`), writes each seed's
+``config.yaml`` and ``provenance.json``, drives a :class:`~td3x.training.loop.Trainer`, stops it after a checkpoint
+on SIGTERM/SIGINT, and writes the final summaries.
 """
 
 from __future__ import annotations
@@ -21,16 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 import yaml
 
-from td3x.algo import precision
-from td3x.algo.envs import check_env, env_spec, make_env
 from td3x.algo.function_types import EvaluationCallback
-from td3x.config.enums import Device
-from td3x.config.schema import ConfigError, TrainConfig
+from td3x.config.schema import TrainConfig
 from td3x.host import numerics
-from td3x.host.provenance import collect_provenance, computed_on, cpu_flags, resumed_provenance
+from td3x.host.provenance import collect_provenance, computed_on, resumed_provenance
 from td3x.rundir.layout import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
@@ -50,55 +46,10 @@ from td3x.rundir.outputs import is_output_dir
 from td3x.rundir.resume_decision import Plan, plan
 from td3x.rundir.state import summary_says_complete
 from td3x.training.loop import RunInterrupted, Trainer
+from td3x.training.machine_checks import refuse_unrunnable
 from td3x.training.per_seed import ProcessSeed, process_seeds, recorded_config
 
 log = logging.getLogger(__name__)
-
-
-def check_runtime(config: TrainConfig) -> list[str]:
-    """Problems only the installed libraries and the hardware can see: the env id and action space, CUDA, bf16."""
-    problems = check_env(config.env)
-    if config.run.device is Device.cuda and not torch.cuda.is_available():
-        problems.append("run.device='cuda' is not allowed: torch sees no CUDA device here; use auto or cpu")
-    else:
-        problems += precision.problems(config.run.precision, config.run.device.resolve(), cpu_flags())
-    return problems or buffer_memory_problems(config)
-
-
-def refuse_unrunnable(config: TrainConfig) -> None:
-    """Raise ConfigError, one line a problem, for the config's range checks (again: a field may have been set since
-    it was built) and what :func:`check_runtime` finds: every way into training checks this first, and
-    ``td3x-tune`` before it creates its study."""
-    problems = config.problems() or check_runtime(config)
-    if problems:
-        raise ConfigError(problems)
-
-
-def buffer_memory_problems(config: TrainConfig) -> list[str]:
-    """Refuse a replay buffer that cannot fit in the memory available now, before anything is allocated."""
-    env = make_env(config.env)
-    spec = env_spec(env)
-    env.close()
-    floats_per_transition = 2 * spec.obs_dim + spec.action_dim + 2  # obs, next_obs, action, reward, terminated
-    needed = config.run.num_seeds * config.agent.buffer_size * floats_per_transition * np.dtype(np.float32).itemsize
-    available = _available_memory_bytes()
-    if available is None or needed <= available:
-        return []
-    return [
-        f"agent.buffer_size={config.agent.buffer_size} is not allowed: the replay buffers of "
-        f"run.num_seeds={config.run.num_seeds} seed(s) need {needed / 1e9:.1f} GB, more than the "
-        f"{available / 1e9:.1f} GB of memory available here"
-    ]
-
-
-def _available_memory_bytes() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None  # not Linux: no check
 
 
 @contextlib.contextmanager
@@ -192,11 +143,12 @@ def run(
         choices: the Hydra group choices (env, agent, noise, ablation), recorded in ``config.yaml``.
         on_evaluation: called after each evaluation (:data:`~td3x.algo.function_types.EvaluationCallback`); what it
             raises stops the run, whose summary records it as the failure.
-        checked: the caller has just built ``config`` (its range checks) and run :func:`check_runtime` on it in this
-            process, as ``td3x-train`` does before Hydra makes the run dir: neither is done again here.
+        checked: the caller has just built ``config`` (its range checks) and run
+            :func:`~td3x.training.machine_checks.check_runtime` on it in this process, as ``td3x-train`` does before
+            Hydra makes the run dir: neither is done again here.
 
     Raises:
-        ConfigError: what this machine cannot run (:func:`check_runtime`); nothing was created.
+        ConfigError: what this machine cannot run (:mod:`~td3x.training.machine_checks`); nothing was created.
         ResumeError: the run dir holds another config's results, or results with ``run.resume=never``.
         TrainingError: a non-finite loss or parameter; the logs and the last good checkpoint are kept.
         RunInterrupted: SIGTERM/SIGINT; a checkpoint was written first.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers.report_runs import curve, write_run
 
-from td3x.algo.td3 import STALLED_ACTOR_NORM
+from td3x.algo.seed_statistics import STALLED_ACTOR_NORM
 from td3x.analysis import Settings, build_report
 from td3x.analysis.reading.runs import find_runs
 from td3x.analysis.render.tables import Notes

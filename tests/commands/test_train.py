@@ -453,7 +453,7 @@ from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from td3x.commands.train import main
 from td3x.config.overrides import override_problems
 from td3x.config.schema import TrainConfig
-from td3x.training.run import check_runtime
+from td3x.training.machine_checks import check_runtime
 
 passes = {
     "override text checks": override_problems,

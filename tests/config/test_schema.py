@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 import td3x
 from td3x.config.hydra import CONF_DIR, from_saved, to_typed
 from td3x.config.schema import ConfigError, TrainConfig
-from td3x.training.run import check_runtime
+from td3x.training.machine_checks import check_runtime
 
 MakeConfig = Callable[..., TrainConfig]
 

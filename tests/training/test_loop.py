@@ -18,7 +18,7 @@ from helpers.runs import TINY, TINY_NETWORKS, TINY_SIZES
 
 import td3x
 from td3x.algo.evaluation_episodes import evaluate
-from td3x.algo.td3 import STALLED_ACTOR_NORM
+from td3x.algo.seed_statistics import STALLED_ACTOR_NORM
 from td3x.config.schema import TrainConfig
 from td3x.host.provenance import cpu_flags
 from td3x.rundir import checkpoint

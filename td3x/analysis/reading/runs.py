@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from td3x.algo.td3 import STALLED_ACTOR_NORM
+from td3x.algo.seed_statistics import STALLED_ACTOR_NORM
 from td3x.config.hydra import without_unknown_keys
 from td3x.host.provenance import EARLIER
 from td3x.host.provenance import kernels as sitting_kernels
@@ -146,8 +146,9 @@ class Run:
 
     @property
     def actor_stalled(self) -> bool | None:
-        """Whether the run ended with its actor's gradient norm below :data:`td3x.algo.td3.STALLED_ACTOR_NORM` (an
-        actor that has stopped learning, or nearly); None where it logs no actor gradient."""
+        """Whether the run ended with its actor's gradient norm below
+        :data:`~td3x.algo.seed_statistics.STALLED_ACTOR_NORM` (an actor that has stopped learning, or nearly); None
+        where it logs no actor gradient."""
         return None if self.actor_grad_norm is None else self.actor_grad_norm < STALLED_ACTOR_NORM
 
 

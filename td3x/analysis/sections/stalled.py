@@ -1,6 +1,6 @@
 """Actors that stopped learning: averaged runs whose actor's gradient norm at the last log row (``metrics.jsonl``'s
-``actor_grad_norm``) is below :data:`td3x.algo.td3.STALLED_ACTOR_NORM`, per cell, in ``stalled_actors.csv`` and a
-section of the report.
+``actor_grad_norm``) is below :data:`~td3x.algo.seed_statistics.STALLED_ACTOR_NORM`, per cell, in
+``stalled_actors.csv`` and a section of the report.
 
 TD3's actor ends in tanh. Once the output pre-activation of every action on a batch passes the point where tanh
 rounds to ±1 (about 9 in float32, 3.5 in bf16), 1 − tanh² is exactly 0 there and so is the actor's gradient: the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from td3x.algo.td3 import STALLED_ACTOR_NORM
+from td3x.algo.seed_statistics import STALLED_ACTOR_NORM
 from td3x.analysis.reading.cells import Grid
 from td3x.analysis.render import tables
 from td3x.analysis.render.tables import Notes
