@@ -14,12 +14,9 @@ from td3x.commands.common import exit_with, resume_command
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host import numerics
 from td3x.host.numerics import NumericsError
-from td3x.rundir.checkpoint import CheckpointError
 from td3x.rundir.env_replay import ReplayMismatch
 from td3x.rundir.layout import WANDB_DIR
-from td3x.rundir.resume_decision import ResumeError
-from td3x.training.loop import RunInterrupted, TrainingError
-from td3x.training.run import run
+from td3x.rundir.lock import ResumeError
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +48,11 @@ def run_and_report(
     (2: resume refused, or numerics this process cannot give; 1: training stopped), or, in a multirun job, an
     exception; the last line sums the run up. A config this machine cannot run is refused as ``config error``
     lines and exit code 2, unless the caller ``checked`` it already (``run``'s argument)."""
+    # training (and torch, seconds to import) loads here, where it starts: a command line refused before costs none
+    from td3x.rundir.checkpoint import CheckpointError
+    from td3x.training.loop import RunInterrupted, TrainingError
+    from td3x.training.run import run
+
     try:
         summary = run(config, run_dir, choices, checked=checked)
     except ConfigError as error:  # what this machine cannot run (check_runtime): nothing was created
