@@ -18,6 +18,7 @@ import yaml
 from helpers.report_runs import EVAL_EVERY, N_EVALS, REPS, curve, write_run
 from helpers.runs import TINY_NETWORKS
 from helpers.wandb_records import find_run_files, read_run
+from rliable import library as rly
 from scipy import stats
 
 from td3x.algo.seed_statistics import last10_return, t_interval
@@ -43,6 +44,8 @@ from td3x.analysis.stats.metrics import (
     interval_method,
     max_average_return,
     mean_estimates,
+    performance_profiles,
+    run_score_distribution,
     seeded_bootstrap,
     stratified_t_interval,
 )
@@ -214,6 +217,21 @@ def test_seed_study_for_cells_with_many_seeds(report: Report) -> None:
     assert study.ci_width.mean[1] == pytest.approx(np.mean(2 * T_975_DF2 * subsets.std(axis=1, ddof=1) / np.sqrt(3)))
     assert [rate.group_size for rate in study.welch] == [3, 4, 5]
     assert all(0.0 <= rate.significant <= 1.0 for rate in study.welch)
+
+
+def test_performance_profiles_are_rliable_s_default_profiles_bit_for_bit() -> None:
+    """The report's profile function (one comparison for all taus) in place of rliable's default (a Python call per
+    tau and bootstrap sample): the same fractions, a score equal to a tau not above it, and from the same seed the
+    same bootstrap intervals."""
+    scores = np.round(np.random.default_rng(0).normal(size=(PENDULUM_SEEDS, 3)), 1)  # rounded: scores equal taus
+    taus = np.linspace(-2, 2, 41)
+    assert np.isin(scores, taus).any()
+    fractions = run_score_distribution(scores, taus)
+    assert fractions.dtype == np.float64 and np.array_equal(fractions, rly.score_distributions(scores, taus))
+    profiles, cis = performance_profiles({"a": scores}, taus, reps=200, seed=3)
+    with seeded_bootstrap(3):
+        rliable_profiles, rliable_cis = rly.create_performance_profile({"a": scores}, taus, reps=200)
+    assert np.array_equal(profiles["a"], rliable_profiles["a"]) and np.array_equal(cis["a"], rliable_cis["a"])
 
 
 def test_the_interval_rule_is_student_t_below_10_seeds_and_the_bootstrap_from_10(report: Report) -> None:

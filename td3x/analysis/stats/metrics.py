@@ -326,10 +326,19 @@ def performance_profiles(
         taus: the thresholds.
     """
     with seeded_bootstrap(seed):  # create_performance_profile takes no random_state at all
-        profiles, cis = rly.create_performance_profile(dict(score_matrices), taus, reps=reps)
+        profiles, cis = rly.create_performance_profile(
+            dict(score_matrices), taus, custom_profile_func=run_score_distribution, reps=reps
+        )
     return profiles, {
         key: ci for key, ci in cis.items() if interval_method(len(score_matrices[key]), has_t_form=False) == BOOTSTRAP
     }
+
+
+def run_score_distribution(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """rliable's default profile (``score_distributions``: per tau, the fraction of all runs scoring above it), bit for
+    bit, in one comparison: rliable calls a Python function per tau and bootstrap sample (a report's 2,000 samples
+    of 100 taus took seconds)."""
+    return np.mean(scores.reshape(1, -1) > np.asarray(taus).reshape(-1, 1), axis=1)
 
 
 def _column_means(scores: np.ndarray) -> np.ndarray:
