@@ -78,13 +78,10 @@ class Kind(Protocol):
         """The test on the sides' values (each with at least 2 seeds)."""
 
 
-def _moments(side: Assumption | Values) -> tuple[float, int]:
-    """(SD, n) for the power formulas: a constant (SD 0) counts as 2 seeds, which then drop out of Welch's df."""
-    return (side.sd, side.n) if side.sd > 0 else (0.0, 2)
-
-
 def _pair(sides: list[Assumption]) -> tuple[float, int, float, int]:
-    (sd_x, n_x), (sd_y, n_y) = _moments(sides[0]), _moments(sides[1])
+    """(SD, n) of both sides for the power formulas: a constant (SD 0) counts as 2 seeds, which then drop out of
+    Welch's df."""
+    (sd_x, n_x), (sd_y, n_y) = ((side.sd, side.n) if side.sd > 0 else (0.0, 2) for side in sides)
     return sd_x, n_x, sd_y, n_y
 
 
@@ -94,19 +91,16 @@ def _welch(values: list[Values], alpha: float) -> Welch:
 
 
 def _mean_test_power(
-    delta: float, moments: tuple[float, int, float, int], alpha: float, target: float,
+    sides: list[Assumption], alpha: float, target: float,
     power_of: Callable[..., float], detectable_of: Callable[..., float], direction: float = 1.0,
 ) -> Power:
     """A test of means' power at the assumed difference ``delta`` (first minus second; NaN without assumed means)
     and its MDD; ``direction`` -1 for a one-sided test of the first side below the second: its power is at −delta."""
+    delta, moments = sides[0].mean - sides[1].mean, _pair(sides)
     detectable = detectable_of(*moments, alpha, target)
     if math.isnan(delta):
         return Power(math.nan, detectable, "no assumed means (the MDD alone)")
     return Power(power_of(direction * delta, *moments, alpha), detectable, f"a difference of {difference(delta)}")
-
-
-def _assumed_difference(sides: list[Assumption]) -> float:
-    return sides[0].mean - sides[1].mean
 
 
 class Equivalence:
@@ -115,7 +109,7 @@ class Equivalence:
     detectable_name = "smallest bound"
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
-        delta = _assumed_difference(sides)
+        delta = sides[0].mean - sides[1].mean
         delta, at = (0.0, "no difference") if math.isnan(delta) else (delta, f"a difference of {difference(delta)}")
         bound = float(comparison.bound or 0)
         moments = _pair(sides)
@@ -136,7 +130,7 @@ class Difference:
     detectable_name = "MDD"
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
-        return _mean_test_power(_assumed_difference(sides), _pair(sides), alpha, registration.power, welch_power, mdd)
+        return _mean_test_power(sides, alpha, registration.power, welch_power, mdd)
 
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
         x, y = values
@@ -155,10 +149,7 @@ class Directional:
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         sign = 1.0 if comparison.alternative == GREATER else -1.0  # the power of the claimed direction
-        delta = _assumed_difference(sides)
-        return _mean_test_power(
-            delta, _pair(sides), alpha, registration.power, one_sided_power, one_sided_mdd, direction=sign
-        )
+        return _mean_test_power(sides, alpha, registration.power, one_sided_power, one_sided_mdd, sign)
 
     def judge(self, comparison: Comparison, values: list[Values], alpha: float) -> Judgement:
         test = _welch(values, alpha)

@@ -27,13 +27,11 @@ class Reader:
         self.reported.add(key)
         self.problems.append(f"{key}: {text}" if key else text)
 
-    def missing(self, value: Any, key: str, default: Any) -> bool:
-        """Whether the key is absent with no default (reported as missing once, whoever asks first)."""
-        if value is not MISSING or default is not MISSING:
-            return False
-        if key not in self.reported:
+    def absent(self, value: Any, key: str, default: Any) -> bool:
+        """Whether the key is absent; without a default it is reported as missing once, whoever asks first."""
+        if value is MISSING and default is MISSING and key not in self.reported:
             self.problem(key, "is missing")
-        return True
+        return value is MISSING
 
     def keys(self, node: Mapping[str, Any], key: str, allowed: Collection[str], required: Collection[str] = ()) -> None:
         """Refuse the keys of ``node`` that are not ``allowed`` (with the closest allowed name) and report the
@@ -54,10 +52,8 @@ class Reader:
         return None
 
     def text(self, value: Any, key: str, default: Any = MISSING) -> str | None:
-        if value is MISSING and default is not MISSING:
-            return default  # type: ignore[no-any-return]
-        if self.missing(value, key, default):
-            return None
+        if self.absent(value, key, default):
+            return None if default is MISSING else default  # type: ignore[no-any-return]
         if isinstance(value, str) and value.strip():
             return value
         self.problem(key, f"must be a non-empty text, not {_kind(value)}")
@@ -67,10 +63,8 @@ class Reader:
         self, value: Any, key: str, low: float = -math.inf, high: float = math.inf, default: Any = MISSING
     ) -> float | None:
         """A finite number in [low, high] (``default`` when the key is missing)."""
-        if value is MISSING and default is not MISSING:
-            return default  # type: ignore[no-any-return]
-        if self.missing(value, key, default):
-            return None
+        if self.absent(value, key, default):
+            return None if default is MISSING else default  # type: ignore[no-any-return]
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             self.problem(key, f"must be a number, not {_kind(value)}")
             return None
@@ -88,10 +82,8 @@ class Reader:
         return number
 
     def integer(self, value: Any, key: str, low: int = 0, default: Any = MISSING) -> int | None:
-        if value is MISSING and default is not MISSING:
-            return default  # type: ignore[no-any-return]
-        if self.missing(value, key, default):
-            return None
+        if self.absent(value, key, default):
+            return None if default is MISSING else default  # type: ignore[no-any-return]
         if isinstance(value, bool) or not isinstance(value, int):
             self.problem(key, f"must be a whole number, not {_kind(value)}")
             return None
@@ -101,10 +93,8 @@ class Reader:
         return value
 
     def choice(self, value: Any, key: str, options: Collection[str], default: Any = MISSING) -> str | None:
-        if value is MISSING and default is not MISSING:
-            return default  # type: ignore[no-any-return]
-        if self.missing(value, key, default):
-            return None
+        if self.absent(value, key, default):
+            return None if default is MISSING else default  # type: ignore[no-any-return]
         if isinstance(value, str) and value in options:
             return value
         self.problem(key, f"{value!r} is not allowed: choose one of {', '.join(options)}")
