@@ -38,33 +38,30 @@ def _of(column: str) -> str:
     return "" if column == RETURN else f" of {column}"
 
 
-def _authors_curve(column: str, curves: np.ndarray) -> np.ndarray | None:
-    return curves if column == RETURN else None  # the authors published returns only
-
-
 class Statistic(Protocol):
-    """One number per seed from a run's files."""
+    """One number per seed from a run's files; each statistic here subclasses it for its defaults."""
 
-    counts: ClassVar[bool]  # a 0/1 count (tested by counts) rather than a return
+    counts: ClassVar[bool] = False  # a 0/1 count (tested by counts) rather than a return
+    KEYS: ClassVar[tuple[str, ...]] = ()  # the keys its entry in a registration file requires
 
     def of_run(self, run: Run) -> float:
         """The run's value; NaN when the run has nothing there (too few evaluations, no such step)."""
 
     def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
         """Each curve's value (the authors' seeds: rows of ``curves`` at ``steps``); None where the statistic
-        cannot be read from curves."""
+        cannot be read from curves (by default: the authors published returns only)."""
+        return None
 
     def describe(self) -> str:
         """The statistic in words, for the tables."""
 
 
 @dataclass(frozen=True)
-class LastEvaluations:
+class LastEvaluations(Statistic):
     """The mean of the last ``count`` evaluations (Table 2's statistic with count 10)."""
 
     count: int
     column: str = RETURN
-    counts: ClassVar[bool] = False
     KEYS: ClassVar[tuple[str, ...]] = ("count",)
 
     @classmethod
@@ -77,22 +74,20 @@ class LastEvaluations:
         return float(values[-self.count :].mean()) if len(values) >= self.count else float("nan")
 
     def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
-        returns = _authors_curve(self.column, curves)
-        return None if returns is None else np.asarray(returns[:, -self.count :].mean(axis=1))
+        return np.asarray(curves[:, -self.count :].mean(axis=1)) if self.column == RETURN else None
 
     def describe(self) -> str:
         return f"the mean of the last {self.count} evaluations{_of(self.column)}"
 
 
 @dataclass(frozen=True)
-class WindowMean:
+class WindowMean(Statistic):
     """The mean of the evaluations at env steps ``first`` .. ``last`` (both included); ``first`` None: after the
     run's env.random_steps."""
 
     first: int | None
     last: int
     column: str = RETURN
-    counts: ClassVar[bool] = False
     KEYS: ClassVar[tuple[str, ...]] = ("first", "last")
 
     @classmethod
@@ -117,7 +112,7 @@ class WindowMean:
         return float(_curve(run, self.column)[inside].mean()) if inside.any() else float("nan")
 
     def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
-        if self.first is None or _authors_curve(self.column, curves) is None:
+        if self.first is None or self.column != RETURN:
             return None  # the authors' runs record no env.random_steps of td3x's, and returns only
         inside = self._inside(steps, 0)
         return np.asarray(curves[:, inside].mean(axis=1)) if inside.any() else None
@@ -128,12 +123,11 @@ class WindowMean:
 
 
 @dataclass(frozen=True)
-class ReturnAt:
+class ReturnAt(Statistic):
     """The evaluation return at env step ``step``."""
 
     step: int
     column: str = RETURN
-    counts: ClassVar[bool] = False
     KEYS: ClassVar[tuple[str, ...]] = ("step",)
 
     @classmethod
@@ -154,13 +148,11 @@ class ReturnAt:
 
 
 @dataclass(frozen=True)
-class AreaUnderCurve:
+class AreaUnderCurve(Statistic):
     """The curve's mean height: the trapezoid area under return_mean over the evaluated steps, divided by their
     span (a whole-run summary that weighs early learning as much as the end)."""
 
     column: str = RETURN
-    counts: ClassVar[bool] = False
-    KEYS: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def read(cls, reader: Reader, node: Mapping[str, Any], key: str) -> AreaUnderCurve | None:
@@ -177,7 +169,7 @@ class AreaUnderCurve:
 
 
 @dataclass(frozen=True)
-class StalledActor:
+class StalledActor(Statistic):
     """1 when the actor's gradient norm at the last row of the run's metrics.jsonl that logs one is below
     ``threshold`` (an actor that stopped learning), else 0; NaN for a run that logs none."""
 
@@ -193,9 +185,6 @@ class StalledActor:
     def of_run(self, run: Run) -> float:
         norm = run.actor_grad_norm
         return float("nan") if norm is None else float(norm < self.threshold)
-
-    def of_curves(self, steps: np.ndarray, curves: np.ndarray) -> np.ndarray | None:
-        return None  # the authors published returns only
 
     def describe(self) -> str:
         return f"1 for an actor stalled (its last actor_grad_norm below {self.threshold:g}), else 0"
