@@ -126,6 +126,8 @@ PUBLISHED_KEYS = ("mean", "sd", "n", "count", "source", "paper", "row", "env")
 
 
 def _published(reader: Reader, node: Any, key: str, name: str) -> Side | None:
+    """The paper's number (``{paper, row, env}``), a published mean (with its SD and n where published), or
+    ``{count: k, n: m}``: k of m runs counted (a count statistic's reference, for ``fisher``)."""
     mapping = reader.mapping(node, key)
     if mapping is None:
         return None
@@ -135,29 +137,25 @@ def _published(reader: Reader, node: Any, key: str, name: str) -> Side | None:
         if mean is None:
             return None
         return Side(name, published_mean=mean, published_n=PAPER_TRIALS, source=mean_source(mapping))
+    count, sd = None, None
     if "count" in mapping:
-        return _published_count(reader, mapping, key, name)
-    mean = reader.number(mapping.get("mean", MISSING), f"{key}.mean")
-    sd = reader.positive(mapping.get("sd", MISSING), f"{key}.sd", default=None)
-    n = reader.integer(mapping.get("n", MISSING), f"{key}.n", low=2, default=None)
-    if sd is not None and n is None:
-        reader.problem(f"{key}.n", "is missing: an SD needs the number of seeds it is over")
-    source = reader.text(mapping.get("source", MISSING), f"{key}.source", default="published")
-    return None if mean is None else Side(name, published_mean=mean, published_sd=sd, published_n=n, source=str(source))
-
-
-def _published_count(reader: Reader, mapping: Mapping[str, Any], key: str, name: str) -> Side | None:
-    """``{count: k, n: m}``: k of m runs counted (a count statistic's reference, for ``fisher``)."""
-    reader.keys(mapping, key, ("count", "n", "source"), required=("count", "n"))
-    n = reader.integer(mapping.get("n", MISSING), f"{key}.n", low=1)
-    count = reader.integer(mapping.get("count", MISSING), f"{key}.count")
-    if count is not None and n is not None and count > n:
-        reader.problem(f"{key}.count", f"{count} is more than n ({n})")
+        reader.keys(mapping, key, ("count", "n", "source"), required=("count", "n"))
+        n = reader.integer(mapping.get("n", MISSING), f"{key}.n", low=1)
+        count = reader.integer(mapping.get("count", MISSING), f"{key}.count")
+        if count is not None and n is not None and count > n:
+            reader.problem(f"{key}.count", f"{count} is more than n ({n})")
+            return None
+        mean = None if count is None or n is None else count / n
+    else:
+        mean = reader.number(mapping.get("mean", MISSING), f"{key}.mean")
+        sd = reader.positive(mapping.get("sd", MISSING), f"{key}.sd", default=None)
+        n = reader.integer(mapping.get("n", MISSING), f"{key}.n", low=2, default=None)
+        if sd is not None and n is None:
+            reader.problem(f"{key}.n", "is missing: an SD needs the number of seeds it is over")
+    source = str(reader.text(mapping.get("source", MISSING), f"{key}.source", default="published"))
+    if mean is None:
         return None
-    source = reader.text(mapping.get("source", MISSING), f"{key}.source", default="published")
-    if count is None or n is None:
-        return None
-    return Side(name, published_mean=count / n, published_n=n, published_count=count, source=str(source))
+    return Side(name, published_mean=mean, published_sd=sd, published_n=n, published_count=count, source=source)
 
 
 def mean_source(mapping: Mapping[str, Any]) -> str:
