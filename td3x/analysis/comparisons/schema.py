@@ -8,6 +8,7 @@ sides, its statistic, its test (``TESTS``), its Holm family and whether it is a 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,10 +178,7 @@ def _registration(reader: Reader, data: Any, path: Path) -> Registration | None:
             reader.problem(f"sides.{side.name}.assumed.sd.statistic", f"{named!r} is not one of the file's statistics")
     if None in (title, alpha, power, sd_factor) or reader.problems:
         return None
-    families: dict[str, int] = {}
-    for comparison in comparisons:
-        if comparison.claim and comparison.family:
-            families[comparison.family] = families.get(comparison.family, 0) + 1
+    families = Counter(comparison.family for comparison in comparisons if comparison.claim and comparison.family)
     return Registration(
         path, str(title), float(alpha or 0), float(power or 0), float(sd_factor or 0), statistics, sides,
         tuple(comparisons), sizing, str(notes), families, simulation or Simulation(),
@@ -230,16 +228,13 @@ def _sizing(reader: Reader, node: Any) -> Sizing | None:
 
 
 # ------------------------------------------------------------------------------------------------ comparisons
+Broken = tuple[set[str], set[str]]  # the statistics' and the sides' names whose own entries have a problem
 COMPARISON_KEYS = ("name", "test", "sides", "statistic", "role", "family", "bound", "alternative", "reference",
                    "question", "verdict")
 
 
 def _comparisons(
-    reader: Reader,
-    node: Any,
-    statistics: Mapping[str, Statistic],
-    sides: Mapping[str, Side],
-    broken: tuple[set[str], set[str]],
+    reader: Reader, node: Any, statistics: Mapping[str, Statistic], sides: Mapping[str, Side], broken: Broken
 ) -> list[Comparison]:
     """The comparisons; one that names a statistic or side whose own entry has a problem is left out silently (that
     problem is already reported)."""
@@ -258,12 +253,7 @@ def _comparisons(
 
 
 def _comparison(
-    reader: Reader,
-    node: Any,
-    key: str,
-    statistics: Mapping[str, Statistic],
-    sides: Mapping[str, Side],
-    broken: tuple[set[str], set[str]],
+    reader: Reader, node: Any, key: str, statistics: Mapping[str, Statistic], sides: Mapping[str, Side], broken: Broken
 ) -> Comparison | None:
     mapping = reader.mapping(node, key)
     if mapping is None:
