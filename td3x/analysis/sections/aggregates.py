@@ -198,9 +198,8 @@ class AggregatesSection(Section):
 
     def frames(self, report: Report) -> Frames:
         """``normalisers`` and ``aggregates`` (none without aggregates)."""
-        if not self.rows:
-            return {}
-        return {"normalisers": normalisers_frame(self.normalisers), "aggregates": aggregates_frame(self.rows)}
+        frames = {"normalisers": normalisers_frame(self.normalisers), "aggregates": aggregates_frame(self.rows)}
+        return frames if self.rows else {}
 
     def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
         """Each env's normaliser, the rows' aggregates with the measured coverage of their bootstrap CIs, the envs

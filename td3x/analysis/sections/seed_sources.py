@@ -45,9 +45,8 @@ class SeedSourcesSection(Section):
 
     def frames(self, report: Report) -> Frames:
         """``seed_sources`` and ``seed_sources_runs`` (none without a study)."""
-        if not self.studies:
-            return {}
-        return {"seed_sources": spread_frame(self.studies), "seed_sources_runs": samples_frame(self.studies)}
+        frames = {"seed_sources": spread_frame(self.studies), "seed_sources_runs": samples_frame(self.studies)}
+        return frames if self.studies else {}
 
     def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
         return markdown(self.studies)

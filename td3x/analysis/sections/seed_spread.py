@@ -175,9 +175,8 @@ class SeedSpreadSection(Section):
 
     def frames(self, report: Report) -> Frames:
         """``seed_study`` and ``seed_study_welch`` (none without a studied cell)."""
-        if not self.studies:
-            return {}
-        return {"seed_study": seed_study_frame(self.studies), "seed_study_welch": welch_csv_frame(self.studies)}
+        frames = {"seed_study": seed_study_frame(self.studies), "seed_study_welch": welch_csv_frame(self.studies)}
+        return frames if self.studies else {}
 
     def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
         """The "Seed study" section; without a studied cell, a line saying so, unless every run belongs to a
