@@ -36,6 +36,7 @@ MAX_SUBSETS = 200  # seed subsets per size for the CI-width curve (every subset 
 SPLITS = 1000  # random disjoint splits per group size for the Welch test
 ALPHA = 0.05
 WIDTH_PERCENTILES = (10, 90)  # the band around the mean CI width: how lucky or unlucky a draw of seeds can be
+SPREAD = ("min", "q25", "median", "q75", "max", "std")  # the spread of per-seed scores (seed_study_welch.csv)
 
 
 @dataclass(frozen=True)
@@ -92,14 +93,8 @@ def study_cell(stats: CellStats, reps: int, seed: int) -> SeedStudy:
 def spread(scores: np.ndarray) -> dict[str, float]:
     """Min, quartiles, max and std (ddof=1) of the per-seed scores."""
     q25, median, q75 = np.percentile(scores, [25, 50, 75])
-    return {
-        "min": float(scores.min()),
-        "q25": float(q25),
-        "median": float(median),
-        "q75": float(q75),
-        "max": float(scores.max()),
-        "std": float(scores.std(ddof=1)),
-    }
+    values = (scores.min(), q25, median, q75, scores.max(), scores.std(ddof=1))
+    return {name: float(value) for name, value in zip(SPREAD, values, strict=True)}
 
 
 def seed_subsets(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
