@@ -9,11 +9,9 @@ Scores are each seed's Table 2 metric (the mean of its last 10 evaluations).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Self
 
@@ -72,20 +70,19 @@ class SeedStudy:
     welch: list[WelchRate]
 
 
-def study_cell(stats: CellStats, reps: int, seed: int) -> SeedStudy:
+def study_cell(numbers: CellStats, reps: int, seed: int) -> SeedStudy:
     """The seed study of one cell (at least MIN_SEEDS seeds) on its seeds' last-10 means, with ``reps`` bootstrap
     replications per CI and ``seed`` seeding the subsets, splits and resampling."""
-    scores = np.asarray(last10_return(stats.curves), dtype=np.float64)
+    scores = np.asarray(last10_return(numbers.curves), dtype=np.float64)
     rng = np.random.default_rng(seed)
-    cell = stats.cell
-    with _no_spread_warnings():
+    cell = numbers.cell
+    # a solved task (InvertedPendulum at 1000 on every seed) has groups without spread: scipy warns and returns NaN
+    # widths and p-values, which the study already treats as "no CI" and "not significant"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         return SeedStudy(
-            cell.row,
-            cell.env_id,
-            cell.seeds,
-            scores,
-            spread(scores),
-            ci_width_by_seeds(scores, reps, rng),
+            cell.row, cell.env_id, cell.seeds, scores, spread(scores), ci_width_by_seeds(scores, reps, rng),
             welch_rates(scores, rng),
         )
 
@@ -145,16 +142,6 @@ def welch_rates(scores: np.ndarray, rng: np.random.Generator) -> list[WelchRate]
         p_values = stats.ttest_ind(first, second, axis=1, equal_var=False).pvalue
         rates.append(WelchRate(group_size, SPLITS, float(np.mean(p_values < ALPHA))))
     return rates
-
-
-@contextlib.contextmanager
-def _no_spread_warnings() -> Iterator[None]:
-    # a solved task (InvertedPendulum at 1000 on every seed) has groups without spread: scipy warns and returns
-    # NaN widths and p-values, which the study already treats as "no CI" and "not significant"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        yield
 
 
 @dataclass(frozen=True, eq=False)
