@@ -41,40 +41,23 @@ class StalledSection(Section):
     def frames(self, report: Report) -> Frames:
         """``stalled_actors``: per cell with an averaged run below STALLED_ACTOR_NORM, how many of its runs that log
         an actor gradient are, how many of those are at exactly 0, and their seeds."""
+        columns = ["row", "env", "stalled", "logged", "exactly_0", "seeds"]
         lines = []
         for (row, env_id), cell in report.grid.cells.items():
             logged = [run for run in cell.runs if run.actor_stalled is not None]
             stalled = [run for run in logged if run.actor_stalled]
+            frozen, seeds = sum(run.actor_frozen is True for run in stalled), " ".join(str(run.seed) for run in stalled)
             if stalled:
-                lines.append(
-                    {
-                        "row": row,
-                        "env": env_id,
-                        "stalled": len(stalled),
-                        "logged": len(logged),
-                        "exactly_0": sum(run.actor_frozen is True for run in stalled),
-                        "seeds": " ".join(str(run.seed) for run in stalled),
-                    }
-                )
-        columns = ["row", "env", "stalled", "logged", "exactly_0", "seeds"]
+                lines.append((row, env_id, len(stalled), len(logged), frozen, seeds))
         return {"stalled_actors": pd.DataFrame(lines, columns=columns).set_index("row")}
 
     def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
         frame = frames["stalled_actors"]
         if frame.empty:
             return ""
-        counts = zip(frame["stalled"], frame["logged"], strict=True)
-        shown = pd.DataFrame(
-            {
-                "env": frame["env"],
-                f"actor gradient below {STALLED_ACTOR_NORM:g} at the last log row": [
-                    f"{stalled} of {logged}" for stalled, logged in counts
-                ],
-                "of them exactly 0": frame["exactly_0"],
-                "seeds": frame["seeds"],
-            },
-            index=frame.index,
-        )
+        below = f"actor gradient below {STALLED_ACTOR_NORM:g} at the last log row"
+        shown = frame.assign(**{below: frame["stalled"].astype(str) + " of " + frame["logged"].astype(str)})
+        shown = shown[["env", below, "exactly_0", "seeds"]].rename(columns={"exactly_0": "of them exactly 0"})
         return (
             "## Actors that stopped learning\n\n"
             "Averaged runs whose actor's gradient norm at the last log row (`metrics.jsonl`) is below "
