@@ -103,14 +103,11 @@ class Tost:
         return bool(-self.bound.value < self.low and self.high < self.bound.value)
 
     @property
-    def decision_p(self) -> float:
-        """The p the decision reads: Holm's where the family adjusts it, else the TOST p."""
-        return self.holm_p if np.isfinite(self.holm_p) else self.p
-
-    @property
     def shown(self) -> bool:
-        """Whether equivalence within ±bound is shown: the decision's p is below α."""
-        return bool(np.isfinite(self.decision_p) and self.decision_p < ALPHA)
+        """Whether equivalence within ±bound is shown: the p it reads (Holm's where the family adjusts it, else the
+        TOST p) is below α."""
+        p = self.holm_p if np.isfinite(self.holm_p) else self.p
+        return bool(np.isfinite(p) and p < ALPHA)
 
 
 def tost(test: Welch, bound: Bound, detectable: float) -> Tost:
