@@ -144,11 +144,6 @@ def mark_notes(frame: pd.DataFrame) -> list[str]:
     return [note for mark, note in MARK_NOTES.items() if any(mark in cell for cell in cells)]
 
 
-def _latex_notes(frame: pd.DataFrame) -> list[str]:
-    """``mark_notes`` for a LaTeX caption, whose text pandas does not escape (a bare % starts a comment)."""
-    return [note.replace("%", r"\%") for note in mark_notes(frame)]
-
-
 @dataclass
 class Notes:
     """A report's notes under its tables, each given once, under the first table that needs it (a later table's mark
@@ -203,7 +198,9 @@ def _md_line(cells: list[str]) -> str:
 
 
 def write_latex(frame: pd.DataFrame, path: Path, caption: str) -> Path:
-    """A booktabs LaTeX table (text escaped for LaTeX) of a display frame."""
+    """A booktabs LaTeX table (text escaped for LaTeX) of a display frame, its caption followed by the notes of its
+    marks (``mark_notes``: pandas does not escape a caption, where a bare % starts a comment)."""
+    caption = " ".join([caption, *(note.replace("%", r"\%") for note in mark_notes(frame))])
     # the row labels as a first column, so the header is one line
     styler = frame.reset_index().style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
     latex = styler.to_latex(hrules=True, caption=caption, position_float="centering")
@@ -224,9 +221,6 @@ def write_tables(frames: dict[str, pd.DataFrame], captions: dict[str, str], out:
     files = [out / f"{name}.csv" for name in frames]
     for path, frame in zip(files, frames.values(), strict=True):
         frame.to_csv(path, index=frame.index.name is not None)  # a named index: the first column
-    files += [
-        write_latex(frames[name], out / f"{name}.tex", " ".join([caption, *_latex_notes(frames[name])]))
-        for name, caption in captions.items()
-        if name in frames
-    ]
+    latex = {name: caption for name, caption in captions.items() if name in frames}
+    files += [write_latex(frames[name], out / f"{name}.tex", caption) for name, caption in latex.items()]
     return files
