@@ -1,6 +1,7 @@
-"""Groups of marked runs, drawn run by run: each group's learning curves in a panel of its own, and a strip and box
-plot of each statistic per group (the seed sources' figures), as PNG. Outliers are red, runs that end below their
-start dashed (a triangle in the strip plot). Each figure is a pyplot figure, closed after saving.
+"""Groups of marked runs (``reading.source_studies``' samples), drawn run by run: each group's learning curves in a
+panel of its own, and a strip and box plot of each statistic per group (the seed sources' figures), as PNG. Outliers
+are red, runs that end below their start dashed (a triangle in the strip plot). Each figure is a pyplot figure,
+closed after saving.
 """
 
 from __future__ import annotations
@@ -8,29 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 from matplotlib import pyplot as plt
 
-
-class MarkedCurve(Protocol):
-    """A run's learning curve with its marks, as the group plots draw it."""
-
-    @property
-    def steps(self) -> np.ndarray: ...
-    @property
-    def returns(self) -> np.ndarray: ...
-    @property
-    def outlier(self) -> bool: ...
-    @property
-    def below_start(self) -> bool: ...
-    def value(self, statistic: str) -> float:
-        """The curve's value of ``statistic`` (a key of the strip plot's ``statistics``)."""
-        ...
+from td3x.analysis.reading.source_studies import Sample
 
 
-def group_curves_png(groups: Mapping[str, Sequence[MarkedCurve]], title: str, path: Path) -> Path:
+def group_curves_png(groups: Mapping[str, Sequence[Sample]], title: str, path: Path) -> Path:
     """Each group's curves in a panel of its own (five panels a line), red where an outlier, dashed where it ends
     below its start; returns ``path``, the PNG written."""
     names = list(groups)
@@ -57,7 +43,7 @@ def group_curves_png(groups: Mapping[str, Sequence[MarkedCurve]], title: str, pa
 
 
 def group_strip_png(
-    groups: Mapping[str, Sequence[MarkedCurve]], statistics: Mapping[str, str], title: str, path: Path
+    groups: Mapping[str, Sequence[Sample]], statistics: Mapping[str, str], title: str, path: Path
 ) -> Path:
     """Per statistic (name → axis title), a box plot per group with each curve's value as a point: red x where an
     outlier, a triangle where it ends below its start; returns ``path``, the PNG written."""
