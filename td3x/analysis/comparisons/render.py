@@ -242,11 +242,6 @@ def _side_text(record: dict[str, object]) -> dict[str, str]:
     }
 
 
-def _sides_text(verdicts: Verdicts) -> pd.DataFrame:
-    records = _side_records(verdicts)
-    return pd.DataFrame({f"{r['side']} ({r['statistic']})": _side_text(r) for r in records}).T.fillna("")
-
-
 def _rerun_notes(registration: Registration) -> list[str]:
     """The file's declared reruns, each with why (the seeds are in the table of sides)."""
     notes = [f"- {side.name}: {side.rerun_note}" for side in registration.sides.values() if side.reruns]
@@ -258,6 +253,7 @@ def _rerun_notes(registration: Registration) -> list[str]:
 def verdicts_markdown(verdicts: Verdicts) -> str:
     registration = verdicts.registration
     done = sum(1 for row in verdicts.rows if row.judgement is not None)
+    sides = {f"{r['side']} ({r['statistic']})": _side_text(r) for r in _side_records(verdicts)}
     lines = [
         f"## Registered comparisons: {registration.title}",
         "",
@@ -271,7 +267,7 @@ def verdicts_markdown(verdicts: Verdicts) -> str:
         "",
         "Each side as the comparisons read it (the mean, SD and 95% Student-t interval over its seeds):",
         "",
-        markdown(_sides_text(verdicts)),
+        markdown(pd.DataFrame(sides).T.fillna("")),
         *_rerun_notes(verdicts.registration),
     ]
     return "\n".join(lines) + "\n"

@@ -130,7 +130,8 @@ def aggregate_rows(
         envs = [env_id for env_id in grid.envs if env_id in normalisers and scores.get((row, env_id))]
         raw, seeds = score_matrix(scores, row, envs)
         if seeds:
-            matrices[row] = (_normalise(raw, envs, normalisers), envs, seeds)
+            normalised = np.stack([normalisers[env_id](raw[:, i]) for i, env_id in enumerate(envs)], axis=1)
+            matrices[row] = (normalised, envs, seeds)
     estimates = iqm_and_mean({row: matrix for row, (matrix, _, _) in matrices.items()}, reps, seed)
     return [
         RowAggregate(
@@ -144,10 +145,6 @@ def aggregate_rows(
         )
         for row, (matrix, envs, seeds) in matrices.items()
     ]
-
-
-def _normalise(raw: np.ndarray, envs: list[str], normalisers: dict[str, Normaliser]) -> np.ndarray:
-    return np.stack([normalisers[env_id](raw[:, i]) for i, env_id in enumerate(envs)], axis=1)
 
 
 def _improvement(

@@ -59,12 +59,8 @@ def duration(seconds: float) -> str:
 
 def cpu_text(runs: tuple[Run, ...]) -> str:
     """The CPUs the runs' ``provenance.json`` name, with their core counts where recorded, each once."""
-    return ", ".join(distinct(_cpu(run) for run in runs))
-
-
-def _cpu(run: Run) -> str | None:
-    cpu, cores = run.recorded("cpu"), run.recorded("cpu_count")
-    return f"{cpu} ({cores} cores)" if cpu and cores else cpu
+    recorded = ((run.recorded("cpu"), run.recorded("cpu_count")) for run in runs)
+    return ", ".join(distinct(f"{cpu} ({cores} cores)" if cpu and cores else cpu for cpu, cores in recorded))
 
 
 def capability_text(runs: tuple[Run, ...]) -> str:
