@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib import pyplot as plt
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from rliable import plot_utils
@@ -79,11 +78,7 @@ def improvement_plot(improvements: dict[tuple[str, str], Estimate], path: Path, 
 
 
 def profile_plot(
-    taus: np.ndarray,
-    profiles: dict[str, np.ndarray],
-    cis: dict[str, np.ndarray],
-    path: Path,
-    styles: dict[str, Style],
+    taus: np.ndarray, profiles: dict[str, np.ndarray], cis: dict[str, np.ndarray], path: Path, styles: dict[str, Style]
 ) -> Path:
     """rliable's performance profiles: per row, the fraction of (seed, env) runs with normalised score > tau.
 
@@ -105,14 +100,8 @@ def profile_plot(
         linestyles={row: styles[row].dash for row in profiles},
         xlabel="Normalised score (τ)",
     )
-    _legend_beside(ax)
-    figure.savefig(path, dpi=DPI, bbox_inches="tight")
-    return path
-
-
-def _legend_beside(ax: Axes) -> None:
-    """The legend to the right of the axes, top-aligned: outside the data however many rows there are; a long entry
-    (the authors' curve) wraps, so that the legend does not take the width the curves need."""
+    # the legend to the right of the axes, top-aligned: outside the data however many rows there are; a long entry
+    # wraps, so that the legend does not take the width the curves need
     handles, names = ax.get_legend_handles_labels()
     ax.legend(
         handles,
@@ -123,3 +112,5 @@ def _legend_beside(ax: Axes) -> None:
         frameon=False,
         borderaxespad=0.0,
     )
+    figure.savefig(path, dpi=DPI, bbox_inches="tight")
+    return path
