@@ -6,6 +6,7 @@ difference of means, and Holm's adjustment of a family of p-values. (Their sprea
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -156,19 +157,16 @@ def lexicographic_subsets(size: int, k: int) -> np.ndarray:
         size: the number of indices (at most 127: int8 rows).
         k: the subsets' size.
     """
-    built: dict[tuple[int, int], np.ndarray] = {}
 
+    @functools.cache
     def subsets(size: int, k: int) -> np.ndarray:
-        if (size, k) not in built:
-            if k == 0:
-                built[size, k] = np.zeros((1, 0), dtype=np.int8)
-            else:
-                blocks = []
-                for first in range(size - k + 1):
-                    rest = subsets(size - first - 1, k - 1) + np.int8(first + 1)
-                    blocks.append(np.hstack([np.full((len(rest), 1), first, dtype=np.int8), rest]))
-                built[size, k] = np.vstack(blocks) if blocks else np.zeros((0, k), dtype=np.int8)
-        return built[size, k]
+        if k == 0:
+            return np.zeros((1, 0), dtype=np.int8)
+        blocks = []
+        for first in range(size - k + 1):
+            rest = subsets(size - first - 1, k - 1) + np.int8(first + 1)
+            blocks.append(np.hstack([np.full((len(rest), 1), first, dtype=np.int8), rest]))
+        return np.vstack(blocks) if blocks else np.zeros((0, k), dtype=np.int8)
 
     return subsets(size, k)
 
