@@ -129,11 +129,8 @@ def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | No
         ]
     )
     last10, at_step_estimate, auc = mean_estimates(per_seed, reps, seed)
-    bias = {
-        column: matrix
-        for column in bias_columns(cell)
-        if (matrix := column_matrix(cell.runs, steps, column)) is not None
-    }
+    found = {column: column_matrix(cell.runs, steps, column) for column in bias_columns(cell)}
+    bias = {column: matrix for column, matrix in found.items() if matrix is not None}
     band, *bias_bands = curve_bands(np.stack([curves, *bias.values()], axis=1), steps, reps, seed)
     peak = max_average_return(curves, steps) if len(steps) > 1 else None
     return CellStats(

@@ -186,13 +186,9 @@ def make_grid(runs: list[Run], registered: Mapping[Path, Registered] | None = No
     """
     registered = registered or {}
     arms = {path: facts.arm for path, facts in registered.items() if facts.arm is not None}
-    labels = [
-        f"{label} ({arms[run.path]})" if run.path in arms else label
-        for run, label in zip(runs, row_labels(runs), strict=True)
-    ]
     members: dict[tuple[str, str], list[Run]] = defaultdict(list)
-    for run, label in zip(runs, labels, strict=True):
-        members[(label, run.env_id)].append(run)
+    for run, label in zip(runs, row_labels(runs), strict=True):
+        members[(f"{label} ({arms[run.path]})" if run.path in arms else label, run.env_id)].append(run)
     unregistered_seeds: dict[str, set[int]] = defaultdict(set)
     for run in runs:
         if run.path not in registered:

@@ -61,17 +61,11 @@ class BiasSection(Section):
     def plot_env(self, report: Report, env_id: str, figures: Figures) -> None:
         """The bias curves of the env's cells, a panel per row (none where no run logged them), each estimate in its
         own line style."""
-        panels = [
-            Panel(
-                s.cell.row,
-                [
-                    Curve(BIAS_COLUMNS[column], band, replace(figures.styles[s.cell.row], dash=BIAS_DASHES[column]))
-                    for column, band in s.bias.items()
-                ],
-            )
-            for s in report.env_cells(env_id)
-            if s.bias
-        ]
+        panels = []
+        for s in report.env_cells(env_id):
+            style = figures.styles[s.cell.row]
+            curves = [Curve(BIAS_COLUMNS[c], band, replace(style, dash=BIAS_DASHES[c])) for c, band in s.bias.items()]
+            panels += [Panel(s.cell.row, curves)] if curves else []
         if not panels:
             return  # runs logged no overestimation columns
         figures.bands(

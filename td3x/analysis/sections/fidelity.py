@@ -215,15 +215,10 @@ def fidelity(stats: CellStats, rule: BoundRule | None = None) -> Fidelity | None
     inside = (ours >= band.low[their_columns]) & (ours <= band.high[their_columns])
     random_steps = max({int(run.config.get("env", {}).get("random_steps", 0)) for run in stats.cell.runs})
     ours_stats, their_stats = (per_seed_statistics(values, steps, random_steps) for values in (ours, theirs))
-    compared = {
-        name: compare(
-            ours_stats[name],
-            their_stats[name],
-            post_hoc_bound(rule, float(their_stats[name].mean()), "the authors'"),
-            (sd(their_stats[name]), sd(their_stats[name])),
-        )
-        for name in STATISTICS
-    }
+    compared = {}
+    for name, values in their_stats.items():
+        bound = post_hoc_bound(rule, float(values.mean()), "the authors'")
+        compared[name] = compare(ours_stats[name], values, bound, (sd(values), sd(values)))
     cell = stats.cell
     return Fidelity(cell.row, cell.env_id, column, steps, ours, theirs, compared, int(inside.sum()), random_steps)
 

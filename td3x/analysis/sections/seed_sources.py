@@ -148,9 +148,7 @@ def display_frame(study: SourceStudy) -> pd.DataFrame:
         row["outliers"] = str(sum(sample.outlier for sample in study.samples[name]))
         row["below start"] = str(sum(sample.below_start for sample in study.samples[name]))
         rows[name] = row
-    frame = pd.DataFrame.from_dict(rows, orient="index")
-    frame.index.name = "condition"
-    return frame
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("condition")
 
 
 def markdown(studies: list[SourceStudy]) -> str:
