@@ -89,9 +89,7 @@ def _sizing(registration: Registration) -> Sizing | None:
     rule = registration.sizing
     if rule is None:
         return None
-    registered = {
-        name: len(side.runs.seeds) for name, side in registration.sides.items() if side.runs is not None
-    }
+    registered = {name: len(side.runs.seeds) for name, side in registration.sides.items() if side.runs is not None}
     for n in range(rule.min_seeds, rule.max_seeds + 1):
         short = _short(registration, n, rule.at_sd_factor)
         if not short:

@@ -21,14 +21,7 @@ from td3x.config.hydra import without_unknown_keys
 from td3x.host.provenance import EARLIER
 from td3x.host.provenance import kernels as sitting_kernels
 from td3x.rundir.eval_file import read_evals
-from td3x.rundir.layout import (
-    CONFIG_FILE,
-    EVAL_FILE,
-    SUMMARY_FILE,
-    RunFileError,
-    config_int,
-    walk_runs,
-)
+from td3x.rundir.layout import CONFIG_FILE, EVAL_FILE, SUMMARY_FILE, RunFileError, config_int, walk_runs
 from td3x.rundir.state import check_stored_config, incomplete_reason, read_records, read_summary, unreadable_reason
 
 log = logging.getLogger(__name__)

@@ -49,13 +49,8 @@ def permutation_text(result: Permutation, level: float) -> str:
 
 
 def test_frame(
-    rows: list[str],
-    envs: list[str],
-    comparisons: list[Comparison],
-    reference: tuple[str, str],
-    primary: bool,
-    after_seeds: Mapping[str, Sequence[object]],
-    outcome: Sequence[str] = (),
+    rows: list[str], envs: list[str], comparisons: list[Comparison], reference: tuple[str, str], primary: bool,
+    after_seeds: Mapping[str, Sequence[object]], outcome: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The display table of one statistic's comparisons: per row and env, the seeds, our and the reference's means,
     the difference [95% Welch interval], Welch's p (Holm's too for the primary statistic), the equivalence columns

@@ -135,12 +135,7 @@ def aggregate_rows(
     estimates = iqm_and_mean({row: matrix for row, (matrix, _, _) in matrices.items()}, reps, seed)
     return [
         RowAggregate(
-            row,
-            envs,
-            {env_id: len(scores[(row, env_id)]) for env_id in envs},
-            seeds,
-            matrix,
-            *estimates[row],
+            row, envs, {env_id: len(scores[(row, env_id)]) for env_id in envs}, seeds, matrix, *estimates[row],
             *_improvement(grid, row, matrices, reps, seed),
         )
         for row, (matrix, envs, seeds) in matrices.items()

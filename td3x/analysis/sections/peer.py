@@ -100,10 +100,7 @@ class PeerSection(Section):
 
 
 def peer_comparisons(
-    results: list[Fidelity],
-    rows: Collection[str],
-    peer_row: str,
-    rule: BoundRule | None = None,
+    results: list[Fidelity], rows: Collection[str], peer_row: str, rule: BoundRule | None = None,
     statistic: str = PRIMARY,
 ) -> list[PeerComparison]:
     """Each of ``rows`` against the peer row, on each env where both were compared with the authors' curves over

@@ -161,20 +161,13 @@ def spread_against(values: np.ndarray, base: np.ndarray, is_reference: bool) -> 
     the SDs with its F interval, and the Brown-Forsythe test of equal spread (Levene's test on deviations from the
     median), not run when ``values`` is the reference itself.
     """
-    sd = float(values.std(ddof=1)) if len(values) > 1 else math.nan
+    n = len(values)
+    sd = float(values.std(ddof=1)) if n > 1 else math.nan
     base_sd = float(base.std(ddof=1)) if len(base) > 1 else math.nan
     ratio = sd / base_sd if base_sd > 0 else math.nan
     p_value = math.nan
-    if not is_reference and len(values) > 1 and len(base) > 1:
+    if not is_reference and n > 1 and len(base) > 1:
         with warnings.catch_warnings():  # two groups without spread: scipy warns and returns NaN
             warnings.simplefilter("ignore", RuntimeWarning)
             p_value = float(stats.levene(values, base, center="median").pvalue)
-    return Spread(
-        len(values),
-        float(values.mean()),
-        sd,
-        sd_interval(sd, len(values)),
-        ratio,
-        ratio_interval(ratio, len(values), len(base)),
-        p_value,
-    )
+    return Spread(n, float(values.mean()), sd, sd_interval(sd, n), ratio, ratio_interval(ratio, n, len(base)), p_value)
