@@ -103,11 +103,6 @@ class Values:
     found: Found | None = None
 
     @property
-    def constant(self) -> bool:
-        """A published mean with no SD: compared as a number, without sampling error."""
-        return self.values is None and self.side.published_sd is None
-
-    @property
     def complete(self) -> bool:
         return self.found is None or self.found.is_complete
 
