@@ -68,7 +68,9 @@ class Judgement:
 
 
 class Kind(Protocol):
-    detectable_name: str  # what ``Power.detectable`` is
+    """A test; each test here subclasses it for its default: no detectable effect to name."""
+
+    detectable_name: str = "-"  # what ``Power.detectable`` is
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         """The design's power at level ``alpha``; ``registration.power`` is the power its detectable effect is
@@ -103,7 +105,7 @@ def _mean_test_power(
     return Power(power_of(direction * delta, *moments, alpha), detectable, f"a difference of {difference(delta)}")
 
 
-class Equivalence:
+class Equivalence(Kind):
     """TOST: equivalent within ±bound when both one-sided Welch tests at α reject (the 1 − 2α interval inside)."""
 
     detectable_name = "smallest bound"
@@ -124,7 +126,7 @@ class Equivalence:
                          "equivalence not shown")
 
 
-class Difference:
+class Difference(Kind):
     """Welch's two-sided test of equal means."""
 
     detectable_name = "MDD"
@@ -142,7 +144,7 @@ class Difference:
         return Judgement(test.difference, test.low, test.high, level, test.p, *words, permutation)
 
 
-class Directional:
+class Directional(Kind):
     """Welch's one-sided test: the first side's mean above the second's (``alternative: less``: below)."""
 
     detectable_name = "MDD"
@@ -187,11 +189,9 @@ def kendall_p(s: np.ndarray, n: int) -> np.ndarray:
     return np.asarray(kendall_null(n)[np.clip(inversions, 0, pairs)])
 
 
-class RankCorrelation:
+class RankCorrelation(Kind):
     """Kendall's τ between the sides' means and a reference ordering (the paper's numbers), one-sided, exact; its
     power simulated: each side's mean drawn around its assumed mean with its SD over √n."""
-
-    detectable_name = "-"
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         reference, sign = self._reference(comparison)
@@ -219,11 +219,9 @@ class RankCorrelation:
         return np.array([value for _, value in comparison.reference]), sign
 
 
-class Fisher:
+class Fisher(Kind):
     """Fisher's exact test, two-sided, of two counts (runs whose statistic is 1 among each side's runs); its power
     exact, summed over both sides' binomial counts at the assumed rates (a published count is fixed as published)."""
-
-    detectable_name = "-"
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         (a, b), (n_a, n_b) = (side.rate for side in sides), (side.n for side in sides)
@@ -246,12 +244,10 @@ def _count_weights(side: Assumption) -> np.ndarray:
     return np.asarray(stats.binom.pmf(np.arange(side.n + 1), side.n, side.rate))
 
 
-class Spread:
+class Spread(Kind):
     """Brown-Forsythe TOST of the SD ratio (first side over second) within [1/bound, bound]: each one-sided Welch
     test of the first side's absolute deviations from its median against the bound times the second's; its power
     simulated with normal runs at the assumed SDs' ratio (1 without assumed SDs)."""
-
-    detectable_name = "-"
 
     def power(self, comparison: Comparison, sides: list[Assumption], alpha: float, registration: Registration) -> Power:
         bound = float(comparison.bound or 0)
