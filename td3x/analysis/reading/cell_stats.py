@@ -121,13 +121,9 @@ def cell_stats(cell: Cell, at_step: int, reps: int, seed: int) -> CellStats | No
     curves = column_matrix(cell.runs, steps, "return_mean")
     if curves is None or len(steps) == 0:
         return None
-    per_seed = np.column_stack(
-        [
-            last10_return(curves),
-            [return_at(steps, curve, at_step) for curve in curves],
-            [float(area_under_curve(steps, curve)) for curve in curves],
-        ]
-    )
+    returns_at = [return_at(steps, curve, at_step) for curve in curves]
+    areas = [float(area_under_curve(steps, curve)) for curve in curves]
+    per_seed = np.column_stack([last10_return(curves), returns_at, areas])
     last10, at_step_estimate, auc = mean_estimates(per_seed, reps, seed)
     found = {column: column_matrix(cell.runs, steps, column) for column in bias_columns(cell)}
     bias = {column: matrix for column, matrix in found.items() if matrix is not None}

@@ -85,9 +85,7 @@ def authors_curves(env_id: str) -> np.ndarray | None:
     """The authors' published TD3 curves for the task named like ``env_id``: shape (10 seeds, 201), or None."""
     column = paper_env(env_id)
     files = sorted(CURVES_DIR.glob(f"*/TD3_{column}_*.npy"), key=lambda path: int(path.stem.rsplit("_", 1)[1]))
-    if column is None or not files:
-        return None
-    return np.stack([np.load(path) for path in files])
+    return None if column is None or not files else np.stack([np.load(path) for path in files])
 
 
 def authors_steps(n_evaluations: int) -> np.ndarray:

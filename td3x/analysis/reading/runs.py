@@ -93,9 +93,7 @@ class Run:
     def sittings(self) -> list[dict[str, Any]]:
         """The provenance of each sitting that trained the run, oldest first (one unless it was resumed; none
         without the file)."""
-        if self.provenance is None:
-            return []
-        return [*self.provenance.get(EARLIER, []), self.provenance]
+        return [] if self.provenance is None else [*self.provenance.get(EARLIER, []), self.provenance]
 
     @property
     def commit(self) -> str | None:
