@@ -249,6 +249,9 @@ def fidelity_frame(results: list[Fidelity]) -> pd.DataFrame:
     primary: each seed's mean return over the evaluations 5k..T; ``final``: the return at T; ``after_warmup``: the
     mean over the evaluations after env.random_steps), the tests' numbers (``comparison_columns.csv_columns``); then
     the band count and the returns at the first and last step both evaluated."""
+    tests: dict[str, list[object]] = {}
+    for statistic in STATISTICS:
+        tests |= csv_columns(statistic, [f.comparisons[statistic] for f in results], "authors", statistic == PRIMARY)
     return pd.DataFrame(
         {
             "env": [f.env_id for f in results],
@@ -259,13 +262,7 @@ def fidelity_frame(results: list[Fidelity]) -> pd.DataFrame:
             "first_step": [int(f.steps[0]) if len(f.steps) else None for f in results],
             "last_step": [int(f.steps[-1]) if len(f.steps) else None for f in results],
             "outcome": [f.outcome for f in results],
-            **{
-                name: values
-                for statistic in STATISTICS
-                for name, values in csv_columns(
-                    statistic, [f.comparisons[statistic] for f in results], "authors", statistic == PRIMARY
-                ).items()
-            },
+            **tests,
             "within": [f.within for f in results],
             "points": [f.points for f in results],
             WITHIN_COLUMN: [f.text for f in results],
