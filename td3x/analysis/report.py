@@ -42,12 +42,11 @@ SECTIONS: tuple[type[Section], ...] = (
     stalled.StalledSection, compute.ComputeSection, not_averaged.NotAveragedSection,
 )
 # the sections whose tables' files come first, in this order, as every report has listed them: the record of the
-# cells and runs (whose section closes report.md) right after the bias table, the tests against the authors and the
-# peer after the seed study; any other section's follow in SECTIONS' order
+# cells and runs (whose section closes report.md) right after the bias table, the aggregates and the seed study
+# before the tests against the authors and the peer; the other sections' follow in SECTIONS' order
 FILES_FIRST: tuple[type[Section], ...] = (
     registration.RegistrationSection, returns.ReturnsSection, bias.BiasSection, not_averaged.NotAveragedSection,
-    aggregates.AggregatesSection, seed_spread.SeedSpreadSection, fidelity.FidelitySection, peer.PeerSection,
-    seed_sources.SeedSourcesSection, stalled.StalledSection, compute.ComputeSection,
+    aggregates.AggregatesSection, seed_spread.SeedSpreadSection,
 )
 
 
