@@ -109,13 +109,8 @@ def _sizing_text(plan: Plan) -> str:
     )
     if not sizing.reached:
         text += f" (the cap; below the power there: {', '.join(sizing.short)})"
-    other = sorted(name for name, n in sizing.registered.items() if n != sizing.n)
-    text += (
-        f". Sides registering another n: {', '.join(f'{name} ({sizing.registered[name]})' for name in other)}."
-        if other
-        else ". Every runs side registers that n."
-    )
-    return text
+    other = ", ".join(f"{name} ({n})" for name, n in sorted(sizing.registered.items()) if n != sizing.n)
+    return text + (f". Sides registering another n: {other}." if other else ". Every runs side registers that n.")
 
 
 def verdicts_frame(verdicts: Verdicts) -> pd.DataFrame:

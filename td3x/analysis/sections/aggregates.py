@@ -196,13 +196,9 @@ class AggregatesSection(Section):
     def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
         """Each env's normaliser, the rows' aggregates with the measured coverage of their bootstrap CIs, the envs
         left out."""
-        left_out = [env_id for env_id in report.grid.envs if env_id not in self.normalisers]
-        note = (
-            f"Left out, with no paper TD3 score and no TD3 row whose every seed beats the untrained policy: "
-            f"{', '.join(left_out)}."
-            if left_out
-            else ""
-        )
+        left_out = ", ".join(env_id for env_id in report.grid.envs if env_id not in self.normalisers)
+        why = "with no paper TD3 score and no TD3 row whose every seed beats the untrained policy"
+        note = f"Left out, {why}: {left_out}." if left_out else ""
         if not self.rows:
             return f"## Aggregates across envs\n\nNo env could be normalised. {note}"
         return (
