@@ -16,6 +16,7 @@ from td3x.commands import train_and_report
 from td3x.commands.train_and_report import last10_label
 from td3x.config.schema import TrainConfig
 from td3x.training import progress
+from td3x.training import run as training_run
 from td3x.training.loop import RunInterrupted
 from td3x.training.progress import Progress, evaluations_left
 from td3x.training.run import run, start_line
@@ -77,7 +78,7 @@ class TestStopAndResumeMessages:
         def stopped(*_: Any, **__: Any) -> None:
             raise RunInterrupted("stopped by SIGINT at env step 1200, after a checkpoint")
 
-        monkeypatch.setattr(train_and_report, "run", stopped)
+        monkeypatch.setattr(training_run, "run", stopped)  # run_and_report imports it where training starts
         with pytest.raises(SystemExit) as exit_:
             train_and_report.run_and_report(None, tmp_path / "run", None)  # type: ignore[arg-type]
         assert exit_.value.code == 1
