@@ -46,8 +46,8 @@ class StalledSection(Section):
         for (row, env_id), cell in report.grid.cells.items():
             logged = [run for run in cell.runs if run.actor_stalled is not None]
             stalled = [run for run in logged if run.actor_stalled]
-            frozen, seeds = sum(run.actor_frozen is True for run in stalled), " ".join(str(run.seed) for run in stalled)
             if stalled:
+                frozen, seeds = sum(run.actor_frozen is True for run in stalled), " ".join(str(r.seed) for r in stalled)
                 lines.append((row, env_id, len(stalled), len(logged), frozen, seeds))
         return {"stalled_actors": pd.DataFrame(lines, columns=columns).set_index("row")}
 

@@ -167,8 +167,8 @@ def seeded_bootstrap(seed: int) -> Iterator[np.random.RandomState]:
 
 
 def interval_estimates(
-    scores: Mapping[str, np.ndarray | tuple[np.ndarray, np.ndarray]], func: Callable[..., np.ndarray], reps: int,
-    seed: int,
+    scores: Mapping[str, np.ndarray | tuple[np.ndarray, np.ndarray]],
+    func: Callable[..., np.ndarray], reps: int, seed: int,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """rliable's ``get_interval_estimates`` (percentile stratified bootstrap, 95%), made deterministic.
 
