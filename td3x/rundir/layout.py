@@ -148,29 +148,54 @@ def write_text_atomic(path: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def truncate_after(run_dir: Path, step: int, evaluation_due: bool = False) -> None:
-    """Drop the rows of ``eval.csv`` and ``metrics.jsonl`` logged after env step ``step`` (a resumed run
-    writes them again, identically), each file rewritten atomically. With ``evaluation_due`` (the checkpoint
+def truncate_after(run_dirs: Sequence[Path], step: int, evaluation_due: bool = False) -> None:
+    """Drop the rows of each run dir's ``eval.csv`` and ``metrics.jsonl`` logged after env step ``step`` (a resumed
+    run writes them again, identically), each file rewritten atomically. With ``evaluation_due`` (the checkpoint
     records the evaluation at ``step`` as not made: a stop cut it short) eval.csv's row at ``step`` goes too: the
-    resumed run makes that evaluation first, and an earlier resume from the same checkpoint may have written it."""
+    resumed run makes that evaluation first, and an earlier resume from the same checkpoint may have written it.
+    A last line with no line end is a row cut mid-write (a crash, a full disk): td3x ends every row with one, and
+    the row was being written after the checkpoint, so it goes too.
+
+    Raises:
+        RunFileError: a row that is not one td3x writes, before any file is changed.
+    """
     eval_until = step - 1 if evaluation_due else step
-    for name, keep, until in ((EVAL_FILE, _csv_rows_until, eval_until), (METRICS_FILE, _jsonl_rows_until, step)):
-        path = run_dir / name
-        if path.exists():
-            tmp = path.with_name(f".{name}.tmp")
-            tmp.write_text(keep(path.read_text(), until))
-            os.replace(tmp, path)
+    kept = {}
+    for run_dir in run_dirs:
+        for name, step_of, until in ((EVAL_FILE, _csv_step, eval_until), (METRICS_FILE, _jsonl_step, step)):
+            path = run_dir / name
+            if path.exists():
+                kept[path] = _rows_until(path, step_of, until)
+    for path, text in kept.items():
+        write_text_atomic(path, text)
 
 
-def _csv_rows_until(text: str, step: int) -> str:
-    if not text:
-        return text
-    header, *rows = text.splitlines(keepends=True)
-    return header + "".join(row for row in rows if int(row.split(",", 1)[0]) <= step)
+def _rows_until(path: Path, step_of: Callable[[str], int], step: int) -> str:
+    """``path``'s text without the rows after env step ``step`` (a CSV's header stays) and a cut last line."""
+    try:
+        lines = path.read_text().splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError) as error:
+        raise _unreadable(path, error) from error
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines.pop()
+    header = lines[:1] if path.name == EVAL_FILE else []
+    kept = header
+    for number, line in enumerate(lines[len(header) :], start=len(header) + 1):
+        try:
+            row_step = step_of(line)
+        except (ValueError, KeyError, TypeError) as error:  # JSON's errors are ValueErrors
+            raise RunFileError(f"{path} line {number} is not a row td3x writes: {line[:60]!r}") from error
+        if row_step <= step:
+            kept.append(line)
+    return "".join(kept)
 
 
-def _jsonl_rows_until(text: str, step: int) -> str:
-    return "".join(line for line in text.splitlines(keepends=True) if json.loads(line)["step"] <= step)
+def _csv_step(line: str) -> int:
+    return int(line.split(",", 1)[0])
+
+
+def _jsonl_step(line: str) -> int:
+    return int(json.loads(line)["step"])
 
 
 # ---------------------------------------------------------------------- reading a run's files

@@ -41,7 +41,7 @@ from td3x.rundir.layout import (
     truncate_after,
     write_json_atomic,
 )
-from td3x.rundir.lock import exclusive
+from td3x.rundir.lock import ResumeError, exclusive
 from td3x.rundir.outputs import is_output_dir
 from td3x.rundir.resume_decision import Plan, plan
 from td3x.rundir.state import summary_says_complete
@@ -102,13 +102,17 @@ def requeue_cut_short(error: BaseException) -> bool:
 
 def _prepare_run_dirs(seeds: list[ProcessSeed], decision: Plan) -> None:
     """A resumed run drops the rows it will write again; a fresh start drops a killed attempt's rows."""
-    for run_dir in (seed.run_dir for seed in seeds):
-        if decision.action == "resume":
-            counters = decision.parts["counters"]
-            truncate_after(run_dir, counters["step"], bool(counters.get("evaluation_due")))
-        else:
-            for name in (EVAL_FILE, METRICS_FILE, SUMMARY_FILE):
-                (run_dir / name).unlink(missing_ok=True)
+    run_dirs = [seed.run_dir for seed in seeds]
+    if decision.action == "resume":
+        counters = decision.parts["counters"]
+        try:
+            truncate_after(run_dirs, counters["step"], bool(counters.get("evaluation_due")))
+        except RunFileError as error:
+            raise ResumeError(f"cannot resume: {error}; mend or remove that line, then resume again") from error
+        return
+    for run_dir in run_dirs:
+        for name in (EVAL_FILE, METRICS_FILE, SUMMARY_FILE):
+            (run_dir / name).unlink(missing_ok=True)
 
 
 def group_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from helpers.runs import TINY
 
 import td3x
@@ -14,6 +15,7 @@ from td3x.config.schema import TrainConfig
 from td3x.rundir.layout import (
     CONFIG_FILE,
     SUMMARY_FILE,
+    RunFileError,
     RunSummary,
     is_timing_column,
     process_dir,
@@ -89,9 +91,26 @@ def test_a_resume_drops_the_rows_it_writes_again_and_an_evaluation_due_once_made
     row after 10, and keeps metrics.jsonl's row at 10 (its training, before the evaluation, is not redone)."""
     (tmp_path / "eval.csv").write_text("step,return_mean\n0,1.0\n5,2.0\n10,3.0\n15,4.0\n")
     (tmp_path / "metrics.jsonl").write_text("".join(f'{{"step": {step}}}\n' for step in (5, 10, 15)))
-    truncate_after(tmp_path, 10, evaluation_due=True)
+    truncate_after([tmp_path], 10, evaluation_due=True)
     assert (tmp_path / "eval.csv").read_text() == "step,return_mean\n0,1.0\n5,2.0\n"
     assert (tmp_path / "metrics.jsonl").read_text() == '{"step": 5}\n{"step": 10}\n'
-    truncate_after(tmp_path, 5)  # no evaluation due: the row at the checkpoint's step stays
+    truncate_after([tmp_path], 5)  # no evaluation due: the row at the checkpoint's step stays
     assert (tmp_path / "eval.csv").read_text() == "step,return_mean\n0,1.0\n5,2.0\n"
     assert (tmp_path / "metrics.jsonl").read_text() == '{"step": 5}\n'
+
+
+def test_a_resume_drops_a_row_cut_mid_write_and_refuses_a_damaged_one_before_changing_anything(tmp_path: Path) -> None:
+    """A last line with no line end was cut by a crash while it was written, after the checkpoint: it goes. A
+    damaged row elsewhere is no row td3x wrote: refused with its file and line, no file of any run dir changed."""
+    first, second = tmp_path / "seed_0", tmp_path / "seed_1"
+    for run_dir in (first, second):
+        run_dir.mkdir()
+        (run_dir / "eval.csv").write_text("step,return_mean\n5,2.0\n10,3.0\n12")
+        (run_dir / "metrics.jsonl").write_text('{"step": 5}\n{"step": 10}\n{"step": 1')
+    (second / "metrics.jsonl").write_text('{"step": 5}\n{"step" 10}\n')
+    with pytest.raises(RunFileError, match=r"seed_1/metrics.jsonl line 2 is not a row td3x writes: '\{\"step\" 10\}"):
+        truncate_after([first, second], 10)
+    assert (first / "eval.csv").read_text().endswith("\n12") and (first / "metrics.jsonl").read_text().endswith("1")
+    truncate_after([first], 10)
+    assert (first / "eval.csv").read_text() == "step,return_mean\n5,2.0\n10,3.0\n"
+    assert (first / "metrics.jsonl").read_text() == '{"step": 5}\n{"step": 10}\n'

@@ -97,6 +97,13 @@ def test_sigint_twice_stops_at_once_and_resumes_from_the_last_checkpoint(
     assert checkpoint.load(tmp_path / "stopped" / CHECKPOINT_FILE)["counters"]["step"] == 200
     stopped = summary(tmp_path / "stopped")
     assert stopped["status"] == "running" and str(stopped["interrupted"]).startswith("KeyboardInterrupt")
+    metrics, evaluations = tmp_path / "stopped" / "metrics.jsonl", tmp_path / "stopped" / "eval.csv"
+    rows, eval_rows = metrics.read_text(), evaluations.read_text()
+    metrics.write_text(rows.replace('{"step": 250,', '{"step" 250,', 1))  # a damaged row before the checkpoint
+    with pytest.raises(ResumeError, match=r"metrics.jsonl line 2 is not a row td3x writes: '\{\"step\" 250, "):
+        run(config, tmp_path / "stopped")
+    assert evaluations.read_text() == eval_rows  # refused before any file changed
+    metrics.write_text(rows + '{"step": 375, "critic_lo')  # a row a crash cut mid-write: dropped on resume
     run(config, tmp_path / "stopped")
     assert_same_run(tmp_path / "stopped", tmp_path / "straight")
 
