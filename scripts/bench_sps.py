@@ -61,12 +61,15 @@ from td3x.training.loop import Trainer
 WARMUP = 1000  # the paper's random steps on Hopper, per seed
 
 
-def td3x_config(preset: str, threads: int, steps: int, seeds: int = 1, extra: Sequence[str] = ()) -> TrainConfig:
-    """Hopper-v5 with ``preset``, ``WARMUP`` random steps then ``steps`` learning steps per seed, no evaluation,
-    logging or checkpoint inside the timed steps; ``extra`` overrides last (``run.precision=bf16``, ...)."""
+def td3x_config(
+    preset: str, threads: int, steps: int, seeds: int = 1, extra: Sequence[str] = (), env: str = "hopper"
+) -> TrainConfig:
+    """``env`` (Hopper-v5 unless told) with ``preset``, ``WARMUP`` random steps then ``steps`` learning steps per
+    seed, no evaluation, logging or checkpoint inside the timed steps; ``extra`` overrides last
+    (``run.precision=bf16``, ...)."""
     overrides = [
         f"agent={preset}",
-        "env=hopper",
+        f"env={env}",
         f"run.num_threads={threads}",
         f"run.total_steps={WARMUP + steps}",
         f"run.eval_every={10 * (WARMUP + steps)}",

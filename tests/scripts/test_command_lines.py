@@ -15,6 +15,7 @@ SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 PREFIXES = {
     "aggregate_coverage.py": (["--replicate", "5"], "--replicates"),
     "bench_denormals.py": (["--update", "5"], "--updates"),
+    "bench_rows.py": (["--repeat", "3"], "--repeats"),
     "bench_gpu.py": (["--device", "cpu", "--block", "3"], "--blocks"),
     "bench_numerics.py": (["--pair", "3"], "--pairs"),
     "bench_sps.py": (["--repeat", "3"], "--repeats"),
