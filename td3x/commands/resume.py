@@ -39,9 +39,8 @@ from td3x.rundir.layout import (
     run_configs,
     seed_dir_name,
 )
-from td3x.rundir.resume_decision import ResumeError
+from td3x.rundir.lock import ResumeError
 from td3x.rundir.state import stored_config_problems
-from td3x.rundir.trained_run import devices_here
 
 # what td3x-resume may change: the keys that never change what is learned, but run.resume (continuing is what is
 # asked: a run started with run.resume=never is resumed too), and the device it goes on on
@@ -102,7 +101,7 @@ def missing_device_problem(run_dir: Path, config: TrainConfig, overrides: list[s
     """The run's stored ``run.device`` when this machine lacks it (a run trained on a GPU, resumed on a CPU-only
     machine), with the command that continues it here; None when it has it, or when the command line chose the
     device (td3x-train's check names the user's own value)."""
-    if any(line.startswith("run.device=") for line in overrides) or config.run.device.value in devices_here():
+    if any(line.startswith("run.device=") for line in overrides) or config.run.device.available():
         return None
     return (
         f"{run_dir} was trained with run.device={config.run.device.value!r} and torch sees no CUDA device here: "

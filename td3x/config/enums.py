@@ -52,6 +52,14 @@ class Device(enum.Enum):
     cpu = "cpu"
     cuda = "cuda"
 
+    def available(self) -> bool:
+        """Whether this machine can run this choice: cuda only where torch sees a CUDA device."""
+        if self is not Device.cuda:
+            return True
+        import torch  # on first use, as in resolve
+
+        return torch.cuda.is_available()
+
     def resolve(self) -> torch.device:
         """The torch device this choice means here."""
         import torch  # on first use: a config (and `td3x-sweep list`, `td3x-train --help`) loads without torch

@@ -106,7 +106,7 @@ def config_from_dict(saved: dict[str, Any]) -> TrainConfig:
 
 def devices_here() -> list[str]:
     """The ``Device`` names this machine can run: cuda only where torch sees a CUDA device."""
-    return [choice.value for choice in Device if choice is not Device.cuda or torch.cuda.is_available()]
+    return [choice.value for choice in Device if choice.available()]
 
 
 def checked_device(value: Device | str, named: str) -> Device:

@@ -14,7 +14,6 @@ import numpy as np
 
 from td3x.algo import precision
 from td3x.algo.envs import check_env, env_spec, make_env
-from td3x.config.enums import Device
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host.provenance import cpu_flags
 
@@ -22,7 +21,7 @@ from td3x.host.provenance import cpu_flags
 def check_runtime(config: TrainConfig) -> list[str]:
     """Problems only the installed libraries and the hardware can see: the env id and action space, CUDA, bf16."""
     problems = check_env(config.env)
-    if config.run.device is Device.cuda and not _cuda_available():
+    if not config.run.device.available():
         problems.append("run.device='cuda' is not allowed: torch sees no CUDA device here; use auto or cpu")
     else:
         problems += precision.problems(config.run.precision, config.run.device.resolve(), cpu_flags())
@@ -63,9 +62,3 @@ def _available_memory_bytes() -> int | None:
     except OSError:
         pass
     return None  # not Linux: no check
-
-
-def _cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
