@@ -27,7 +27,6 @@ from td3x.config.command_line import looks_like_override
 from td3x.config.overrides import compose_checked, hydra_text
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import RunFileError, unwritable_dir_problem
-from td3x.training.loop import RunInterrupted
 from td3x.training.machine_checks import refuse_unrunnable
 from td3x.tuning.journal import repair_cut_record
 from td3x.tuning.scores import METRICS
@@ -172,6 +171,8 @@ def checked_study(args: argparse.Namespace) -> tuple[StudySettings, SearchSpace,
 def run_study(study_dir: Path, settings: StudySettings, space: SearchSpace, base: TrainConfig) -> int:
     """Train this process's share of the study; the process that sees it finished re-evaluates the choice on
     fresh seeds and writes the summary. The exit code: 0, or 1 when a signal stopped it (relaunch to resume)."""
+    from td3x.training.loop import RunInterrupted  # training (and torch) loads where the study trains
+
     runner = StudyRunner(study_dir, settings, space, base)
     try:
         runner.run()

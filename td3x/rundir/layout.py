@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,10 +69,22 @@ def unwritable_dir_problem(path: Path, named: str) -> str | None:
     existing = next((part for part in (path, *path.parents) if part.exists()), None)
     if existing is not None and not existing.is_dir():
         return f"{named} cannot be made: {existing} is a file, not a directory"
-    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+    if existing is not None and not _can_make_dir_in(existing):
         below = "" if existing == path else f" ({existing}, where it would be made)"
         return f"{named} is not writable here{below}: choose a dir you can write"
     return None
+
+
+def _can_make_dir_in(existing: Path) -> bool:
+    """Whether a dir can be made in ``existing``, tried: permissions alone miss what root cannot write either
+    (``/proc``, a full disk). The dir tried is removed at once."""
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return False
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".td3x-write-check-", dir=existing))
+    except OSError:
+        return False
+    return True
 
 
 def run_configs(path: Path) -> list[Path]:

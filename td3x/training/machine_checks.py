@@ -14,6 +14,7 @@ import numpy as np
 
 from td3x.algo import precision
 from td3x.algo.envs import check_env, env_spec, make_env
+from td3x.config.enums import Precision
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.host.provenance import cpu_flags
 
@@ -23,7 +24,7 @@ def check_runtime(config: TrainConfig) -> list[str]:
     problems = check_env(config.env)
     if not config.run.device.available():
         problems.append("run.device='cuda' is not allowed: torch sees no CUDA device here; use auto or cpu")
-    else:
+    elif config.run.precision is not Precision.fp32:  # fp32 runs on every device; bf16's check resolves it (torch)
         problems += precision.problems(config.run.precision, config.run.device.resolve(), cpu_flags())
     return problems or buffer_memory_problems(config)
 

@@ -28,13 +28,12 @@ import yaml
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
+from td3x.config.hydra import ComposedConfig
 from td3x.config.overrides import FREE_FORM, compose_checked
 from td3x.config.schema import ConfigError, TrainConfig
 from td3x.rundir.layout import RunFileError, read_yaml_mapping, seed_range, seed_run_dirs
 from td3x.rundir.lock import ResumeError, exclusive, is_locked
 from td3x.rundir.outputs import STUDY_FILE
-from td3x.training.loop import TrainingError
-from td3x.training.run import run
 from td3x.tuning.scores import METRICS, score_until
 from td3x.tuning.space import SearchSpace, choice_label, override_value
 
@@ -45,6 +44,14 @@ LOCK_FILE = "study.lock"
 FINISH_LOCK_FILE = "summary.lock"
 RUN_DIR_ATTR = "run_dir"  # a trial's run dir, relative to the study dir; set once its params are drawn
 
+
+
+def _train(config: ComposedConfig, run_dir: Path, on_evaluation: EvaluationReporter | None = None) -> None:
+    """Train ``config`` in ``run_dir`` as td3x-train does. Training, and torch (seconds to import), load here: a
+    study refused before its first trial costs none."""
+    from td3x.training.run import run
+
+    run(config, run_dir, config.choices, on_evaluation=on_evaluation)
 
 class TrialPruned(Exception):
     """Raised from a trial's evaluation callback: the pruner stopped it (its summary records this as the failure)."""
@@ -217,6 +224,8 @@ class StudyRunner:
     def train(self, claim: Claim) -> None:
         """Train a claimed trial and tell its outcome. A signal (RunInterrupted) passes through: the trial stays
         RUNNING, and a relaunch resumes it."""
+        from td3x.training.loop import TrainingError  # training (and torch) loads where a trial trains
+
         number = claim.trial.number
         try:
             config = compose_checked(self.trial_overrides(claim.params))
@@ -226,7 +235,7 @@ class StudyRunner:
         seed_dirs = seed_run_dirs(claim.run_dir, config.seed, config.run.num_seeds)
         reporter = EvaluationReporter(claim, seed_dirs, self.settings.metric, config.update_start)
         try:
-            run(config, claim.run_dir, config.choices, on_evaluation=reporter)
+            _train(config, claim.run_dir, reporter)
         except TrialPruned as pruned:
             self.study.tell(claim.trial, state=TrialState.PRUNED)
             log.info("trial %d pruned: %s", number, pruned)
@@ -300,7 +309,7 @@ def fresh_evaluation(runner: StudyRunner) -> dict[str, Any] | None:
         fresh_range[0],
         fresh_range[-1],
     )
-    run(config, run_dir, config.choices)
+    _train(config, run_dir)
     seed_dirs = seed_run_dirs(run_dir, config.seed, config.run.num_seeds)
     return {
         "trial": best.number,

@@ -22,6 +22,7 @@ from td3x.rundir.layout import (
     run_configs,
     seed_run_dirs,
     truncate_after,
+    unwritable_dir_problem,
 )
 
 MakeConfig = Callable[..., TrainConfig]
@@ -114,3 +115,12 @@ def test_a_resume_drops_a_row_cut_mid_write_and_refuses_a_damaged_one_before_cha
     truncate_after([first], 10)
     assert (first / "eval.csv").read_text() == "step,return_mean\n5,2.0\n10,3.0\n"
     assert (first / "metrics.jsonl").read_text() == '{"step": 5}\n{"step": 10}\n'
+
+
+def test_a_dir_no_one_can_make_is_refused_for_root_too(tmp_path: Path) -> None:
+    """Permissions say root may write /proc, yet no dir can be made there: the check tries, and leaves nothing."""
+    assert unwritable_dir_problem(Path("/proc/td3x-run/seed_0"), "the run dir") == (
+        "the run dir is not writable here (/proc, where it would be made): choose a dir you can write"
+    )
+    assert unwritable_dir_problem(tmp_path / "run", "the run dir") is None
+    assert list(tmp_path.iterdir()) == []
