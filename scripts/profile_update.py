@@ -91,7 +91,8 @@ def shape_table(events: list[tuple[str, list[list[int]]]], updates: int, dtype: 
     rows = []
     for (name, shapes), count in counts.items():
         matmul = operands(name, [list(shape) for shape in shapes], dtype)
-        ms = min(block_ms(functools.partial(*matmul), 10) / 10 for _ in range(5))
+        multiply, a, b = matmul
+        ms = min(block_ms(functools.partial(multiply, a, b), 10) / 10 for _ in range(5))
         rows.append((ms * count / updates, matmul, count / updates, ms))
     lines = [f"{'matmul (a @ b)':44s} {'per update':>10s} {'ms':>7s} {'GFLOP/s':>8s} {'ms/update':>9s}"]
     for ms_per_update, matmul, per_update, ms in sorted(rows, key=lambda row: -row[0]):

@@ -30,7 +30,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import mujoco
@@ -40,6 +40,7 @@ import yaml
 from gymnasium.envs.mujoco import MujocoEnv
 from gymnasium.wrappers import TimeLimit
 from stable_baselines3 import TD3 as SB3TD3
+from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
@@ -111,7 +112,7 @@ def make_sb3_td3(config: TrainConfig, env: gym.Env, learning_starts: int) -> SB3
 
 def training_state(model: SB3TD3) -> dict[str, Any]:
     """Everything ``model.learn`` reads between two env steps, to continue as if never stopped."""
-    buffer, env = model.replay_buffer, training_env(model)
+    buffer, env = replay_buffer(model), training_env(model)
     filled = buffer.buffer_size if buffer.full else buffer.pos
     return {
         "policy": model.policy.state_dict(),
@@ -136,7 +137,7 @@ def restore_training_state(model: SB3TD3, state: dict[str, Any]) -> None:
     model.policy.load_state_dict(state["policy"])
     model.actor.optimizer.load_state_dict(state["actor_optimizer"])
     model.critic.optimizer.load_state_dict(state["critic_optimizer"])
-    buffer = model.replay_buffer
+    buffer = replay_buffer(model)
     for name, saved in state["buffer"].items():
         getattr(buffer, name)[: len(saved)] = saved
     buffer.pos, buffer.full = state["buffer_position"]
@@ -151,6 +152,12 @@ def restore_training_state(model: SB3TD3, state: dict[str, Any]) -> None:
     env = training_env(model)
     env.unwrapped.np_random.bit_generator.state = state["random"]["env"]
     restore_env_state(env, state["env"])
+
+
+def replay_buffer(model: SB3TD3) -> ReplayBuffer:
+    buffer = model.replay_buffer
+    assert buffer is not None  # made with the model (SB3's _setup_model)
+    return buffer
 
 
 def training_env(model: SB3TD3) -> gym.Env:
@@ -230,7 +237,7 @@ class Evaluations(BaseCallback):
         if self.resume is None:
             self.evaluate(0)
         else:
-            restore_training_state(self.model, self.resume["training"])
+            restore_training_state(cast(SB3TD3, self.model), self.resume["training"])
 
     def _on_rollout_start(self) -> None:
         step = self.num_timesteps
@@ -242,7 +249,8 @@ class Evaluations(BaseCallback):
 
     def save_checkpoint(self, step: int) -> None:
         wall = time.perf_counter() - self.started
-        parts = {"step": step, "returns": self.returns, "wall_time_s": wall, "training": training_state(self.model)}
+        training = training_state(cast(SB3TD3, self.model))
+        parts = {"step": step, "returns": self.returns, "wall_time_s": wall, "training": training}
         checkpoint.save(self.run_dir / CHECKPOINT_FILE, parts)
         self.saved_at = step
 
@@ -301,7 +309,7 @@ def start_or_resume(config: TrainConfig, choices: dict[str, str], work: Path) ->
             resume = checkpoint.load(work / CHECKPOINT_FILE)
         except checkpoint.CheckpointError as error:
             sys.exit(f"{error}: remove {work} to train the seed from the start")
-        truncate_after(work, resume["step"])
+        truncate_after([work], resume["step"])
         provenance = resumed_provenance(json.loads((work / PROVENANCE_FILE).read_text()), "cpu", is_output_dir)
         print(f"{config.env.id} seed {config.seed}: resumed at step {resume['step']} from {work / CHECKPOINT_FILE}")
     else:
@@ -326,8 +334,8 @@ def train_one(config: TrainConfig, choices: dict[str, str], run_dir: Path, stop:
     evaluations = Evaluations(config, work, stop, resume)
     model.learn(total_timesteps=config.run.total_steps, callback=evaluations)
     wall_time = time.perf_counter() - evaluations.started
-    summary = RunSummary.of(
-        "complete", evaluations.returns, config.run.total_steps, model._n_updates, wall_time, run_dir
+    summary = RunSummary.of(  # its CPU time is not counted (None): its sittings record their wall time alone
+        "complete", evaluations.returns, config.run.total_steps, model._n_updates, wall_time, None, run_dir
     )
     write_json_atomic(work / SUMMARY_FILE, summary.to_dict())
     (work / CHECKPOINT_FILE).unlink(missing_ok=True)

@@ -225,8 +225,8 @@ def test_the_package_imports_nothing_of_td3x_at_run_time() -> None:
 )
 def test_what_trains_nothing_loads_no_torch(statement: str) -> None:
     """``import td3x`` (and its version) stays light: torch loads when a name that needs it is first used; and
-    ``td3x-sweep``, ``td3x-report``, ``td3x-train``, ``td3x-resume`` and ``td3x-tune`` start without it (it loads when a config is checked against
-    this machine or trained)."""
+    ``td3x-sweep``, ``td3x-report``, ``td3x-train``, ``td3x-resume`` and ``td3x-tune`` start without it (it loads
+    when a run trains, or a config asks for CUDA or bf16)."""
     code = f"import sys; {statement}; assert 'torch' not in sys.modules, 'torch loaded'; print('ok')"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout == "ok\n", result.stderr

@@ -311,6 +311,9 @@ class RunSummary:
         evaluations: evaluations so far.
         updates: critic updates so far.
         wall_time_s: seconds of training, every segment of a resumed run summed.
+        cpu_time_s: CPU seconds of the training process's threads, every segment summed: the run's core-seconds
+            (with K seeds in one process, each seed's summary holds the process's whole); None where a segment did
+            not count them (a run resumed from an older td3x's checkpoint).
         run_dir: the seed's run dir, relative to the working dir the run was started from.
     """
 
@@ -323,6 +326,7 @@ class RunSummary:
     evaluations: int
     updates: int
     wall_time_s: float
+    cpu_time_s: float | None
     run_dir: str
 
     @classmethod
@@ -333,6 +337,7 @@ class RunSummary:
         steps: int,
         updates: int,
         wall_time_s: float,
+        cpu_time_s: float | None,
         run_dir: Path,
         interrupted: str | None = None,
         failure: str | None = None,
@@ -348,6 +353,7 @@ class RunSummary:
             evaluations=len(eval_returns),
             updates=updates,
             wall_time_s=wall_time_s,
+            cpu_time_s=cpu_time_s,
             run_dir=os.path.relpath(run_dir),  # no absolute path: the file may be published
         )
 

@@ -61,8 +61,9 @@ STATES = (COMPLETE, RUNNING, STOPPED, STALE, FAILED, NOT_STARTED)
 class RunState:
     """One run's state (one of :data:`STATES`), its progress, and why it is stopped, stale or failed.
 
-    ``steps_per_compute_second`` is the run's env steps per second of the process time it uses: its own rate where
-    it trains alone, K times it where K seeds share a process and its wall clock (None before a first summary)."""
+    ``steps_per_compute_second`` is the run's env steps per second of the compute its process uses (its CPU time,
+    or its wall time where it has none: :func:`compute_seconds`): its own rate where it trains alone, K times it
+    where K seeds share a process and its clocks (None before a first summary)."""
 
     run_dir: Path
     state: str
@@ -170,10 +171,20 @@ def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
     last = last_eval_step(run_dir / EVAL_FILE) if summary is not None and summary["status"] == COMPLETE else None
     state, reason = state_of(summary, last, total_steps, lambda: is_locked(process_dir(run_dir, num_seeds)))
     steps = summary["steps"] if summary is not None else 0
-    wall = summary.get("wall_time_s") if summary is not None else None
-    # K seeds share their process's wall time (each summary records it whole): each uses a K-th of it
-    rate = num_seeds * steps / wall if isinstance(wall, (int, float)) and wall > 0 else None
+    compute = compute_seconds(summary) if summary is not None else None
+    # K seeds share their process's time (each summary records it whole): each uses a K-th of it
+    rate = num_seeds * steps / compute if compute is not None else None
     return RunState(run_dir, state, steps, total_steps, rate, reason, process_dir=process_dir(run_dir, num_seeds))
+
+
+def compute_seconds(summary: dict[str, Any]) -> float | None:
+    """The seconds of compute a summary records: its process's CPU time, which other work on the machine does not
+    stretch; its wall time where it has none (a run of an older td3x); None before either is above zero."""
+    for key in ("cpu_time_s", "wall_time_s"):
+        seconds = summary.get(key)
+        if isinstance(seconds, (int, float)) and seconds > 0:
+            return float(seconds)
+    return None
 
 
 def unreadable_reason(error: RunFileError) -> str:

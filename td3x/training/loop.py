@@ -238,12 +238,13 @@ class Trainer:
                         f"(update {self.agent.num_updates}); the last good checkpoint is kept"
                     )
         self._warn_of_frozen_actors()
-        wall = self.clock.wall_time()
+        wall, cpu = self.clock.wall_time(), self.clock.cpu_time()
         shared = {
             "updates": float(self.agent.num_updates),
             "buffer_size": float(len(self.buffer)),
             "sps": self.step / max(wall, 1e-9),
             "wall_time_s": wall,
+            **({"cpu_time_s": cpu} if cpu is not None else {}),  # unknown after a resume from an older checkpoint
             **{f"{phase}_time_s": seconds for phase, seconds in self.clock.phase_time.items()},
         }
         for k, seed in enumerate(self.seeds):
@@ -282,7 +283,8 @@ class Trainer:
                 )
 
     def _summary(self, seed: SeedRun, status: str, **outcome: str) -> RunSummary:
-        return seed.summary(status, self.step, self.agent.num_updates, self.clock.wall_time(), **outcome)
+        clock = self.clock
+        return seed.summary(status, self.step, self.agent.num_updates, clock.wall_time(), clock.cpu_time(), **outcome)
 
     # ------------------------------------------------------------------ state
     def save_checkpoint(self, final: bool = False) -> None:
@@ -318,6 +320,7 @@ class Trainer:
                 "evaluation_due": self.evaluation_due,
             },
             "wall_time_s": self.clock.wall_time(),
+            "cpu_time_s": self.clock.cpu_time(),
             "wandb_run_id": seeds[0].loggers.wandb.run_id,
             "config": to_container(self.config if process else seeds[0].config),
         }
@@ -339,7 +342,7 @@ class Trainer:
         self.step, self.pending_updates = parts["counters"]["step"], parts["counters"]["pending_updates"]
         self.evaluation_due = parts["counters"].get("evaluation_due", False)  # absent from older checkpoints
         self.last_update = dict(parts["last_update"])
-        self.clock.restore(parts["phase_time"], parts["wall_time_s"])
+        self.clock.restore(parts["phase_time"], parts["wall_time_s"], parts.get("cpu_time_s"))  # absent: older
         self.progress.advance(self.step)
 
     def close(self, status: str, **outcome: str) -> list[RunSummary]:

@@ -170,9 +170,11 @@ class SeedRun:
         }
         self.loggers.log_eval(row, step)
 
-    def summary(self, status: str, step: int, updates: int, wall_time: float, **outcome: str) -> RunSummary:
+    def summary(
+        self, status: str, step: int, updates: int, wall_time: float, cpu_time: float | None, **outcome: str
+    ) -> RunSummary:
         """``outcome``: ``interrupted=`` or ``failure=``, why the run stopped."""
-        return RunSummary.of(status, self.eval_returns, step, updates, wall_time, self.run_dir, **outcome)
+        return RunSummary.of(status, self.eval_returns, step, updates, wall_time, cpu_time, self.run_dir, **outcome)
 
     def state_dict(self, obs: np.ndarray) -> dict[str, Any]:
         return {

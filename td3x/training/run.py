@@ -278,6 +278,7 @@ def _finished_summary(parts: dict[str, Any], seed_state: dict[str, Any], run_dir
         steps=parts["counters"]["step"],
         updates=parts["agent"]["num_updates"],
         wall_time_s=parts["wall_time_s"],
+        cpu_time_s=parts.get("cpu_time_s"),  # absent from an older td3x's checkpoint
         run_dir=run_dir,
     ).to_dict()
     if not summary_says_complete(run_dir):

@@ -24,9 +24,9 @@ def test_last10_is_the_mean_of_the_last_ten_evaluations_or_of_all_of_a_shorter_r
 
 def test_the_summary_the_report_and_td3x_tune_score_a_run_alike(tmp_path) -> None:
     returns = list(np.random.default_rng(0).normal(100.0, 30.0, size=23))
-    summary = RunSummary.of("complete", returns, 23_000, 20_000, 1.0, tmp_path)
+    summary = RunSummary.of("complete", returns, 23_000, 20_000, 1.0, 0.9, tmp_path)
     assert summary.last10_return == METRICS["last10_return"](returns) == float(last10_return(np.array([returns]))[0])
-    assert RunSummary.of("complete", [], 0, 0, 1.0, tmp_path).last10_return is None
+    assert RunSummary.of("complete", [], 0, 0, 1.0, 0.9, tmp_path).last10_return is None
 
 
 def test_t_interval_by_hand_and_its_float_form_for_td3x_tune() -> None:

@@ -352,18 +352,25 @@ def test_status_of_a_run_stopped_by_ctrl_c_is_stopped_at_once_and_running_while_
     make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run of 10,000,000 steps stopped by SIGINT at step 330: stopped (its summary records the interruption) from
-    the first second, with the compute left at its own speed; running again while a process holds its lock (as
-    a relaunch resuming it does, before its first evaluation rewrites the summary)."""
+    the first second, with the compute left at its own speed per second of CPU time (per second of wall time for a
+    summary of an older td3x, which has none); running again while a process holds its lock (as a relaunch
+    resuming it does, before its first evaluation rewrites the summary)."""
     signal_at(monkeypatch, 330)
     with pytest.raises(RunInterrupted):
         run(make_config(*STATUS_RUN, "run.total_steps=10000000", "agent.buffer_size=1000"), tmp_path)
     monkeypatch.undo()
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["status"] == "running" and summary["interrupted"].startswith("RunInterrupted: stopped by SIGINT")
-    left_h = (10_000_000 - 330) / (330 / summary["wall_time_s"]) / 3600
+    left_h = (10_000_000 - 330) / (330 / summary["cpu_time_s"]) / 3600
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 0 running, 1 stopped, 0 stale, 0 failed, 0 not started" in out
     assert f"steps: 330/10000000 (0.0%); about {left_h:.1f} h of compute left" in out
+    older = {key: value for key, value in summary.items() if key != "cpu_time_s"}
+    (tmp_path / "summary.json").write_text(json.dumps(older))
+    left_h = (10_000_000 - 330) / (330 / summary["wall_time_s"]) / 3600
+    _, out, _ = sweep_cli(capsys, "status", str(tmp_path))
+    assert f"steps: 330/10000000 (0.0%); about {left_h:.1f} h of compute left" in out
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
     assert f"stopped  {tmp_path}  at step 330: {summary['interrupted']}; resume with: td3x-resume {tmp_path}" in out
     with exclusive(tmp_path):
         code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
@@ -374,16 +381,16 @@ def test_the_compute_left_of_seeds_sharing_a_process_counts_its_wall_clock_once(
     make_config: MakeConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two seeds in one process stopped at step 330 of 10,000,000: each seed's summary records the process's whole
-    wall time, and the process trains both at once, so what is left takes that process as long as one seed's
+    CPU time, and the process trains both at once, so what is left takes that process as long as one seed's
     steps at its rate, not twice as long (as it would, summed over the seeds as if each had a process)."""
     signal_at(monkeypatch, 330)
     config = make_config(*STATUS_RUN, "run.total_steps=10000000", "agent.buffer_size=1000", "run.num_seeds=2")
     with pytest.raises(RunInterrupted):
         run(config, tmp_path)
     monkeypatch.undo()
-    walls = [json.loads(path.read_text())["wall_time_s"] for path in tmp_path.glob("seed_*/summary.json")]
-    assert len(walls) == 2 and max(walls) - min(walls) < 1  # the one clock, read as each seed's summary is written
-    process_rate = sum(330 / wall for wall in walls) / 2  # env steps a second of each seed: of the process, for two
+    cpus = [json.loads(path.read_text())["cpu_time_s"] for path in tmp_path.glob("seed_*/summary.json")]
+    assert len(cpus) == 2 and max(cpus) - min(cpus) < 1  # the one clock, read as each seed's summary is written
+    process_rate = sum(330 / cpu for cpu in cpus) / 2  # env steps a second of each seed: of the process, for two
     left_h = 2 * (10_000_000 - 330) / (2 * process_rate) / 3600
     code, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     assert code == 1 and "0 complete, 0 running, 2 stopped, 0 stale, 0 failed, 0 not started" in out

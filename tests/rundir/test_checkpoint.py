@@ -4,6 +4,7 @@ portable numerics, so that the rows repeat on any CPU."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,8 @@ def test_a_checkpoint_from_before_the_move_resumes_to_the_straight_runs_numbers(
     assert without_timing(run_dir / EVAL_FILE) == without_timing(OLD / "straight" / EVAL_FILE)
     resumed, straight = without_timing(run_dir / METRICS_FILE), without_timing(OLD / "straight" / METRICS_FILE)
     assert [without_norms(row) for row in resumed] == [without_norms(row) for row in straight]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["cpu_time_s"] is None and summary["wall_time_s"] > 0  # its first segment counted no CPU time
     for row, twin in zip(resumed, straight, strict=True):
         assert row.keys() == twin.keys()
         for key in (key for key in GRADIENT_NORMS if key in row):

@@ -36,6 +36,7 @@ SUMMARY_KEYS = [  # summary.json's keys, in its order
     "evaluations",
     "updates",
     "wall_time_s",
+    "cpu_time_s",
     "run_dir",
 ]
 
@@ -59,29 +60,30 @@ def test_timing_columns() -> None:
 
 
 def test_a_summary_keeps_the_files_key_order() -> None:
-    summary = RunSummary.of("running", [1.0, 2.0, 4.0], 30, 20, 1.5, Path("run"))
+    summary = RunSummary.of("running", [1.0, 2.0, 4.0], 30, 20, 1.5, 1.2, Path("run"))
     assert list(summary.to_dict()) == SUMMARY_KEYS
     assert (summary.final_return, summary.last10_return, summary.evaluations) == (4.0, 7.0 / 3, 3)
-    empty = RunSummary.of("failed", [], 0, 0, 0.1, Path("run"), failure="ValueError: x")
+    empty = RunSummary.of("failed", [], 0, 0, 0.1, None, Path("run"), failure="ValueError: x")
     assert (empty.final_return, empty.last10_return, empty.failure) == (None, None, "ValueError: x")
 
 
 def test_train_returns_the_same_summary_for_a_fresh_and_a_finished_run(make_config: MakeConfig, tmp_path: Path) -> None:
     """The docs' promise: ``td3x.train`` returns the run's summary, the content of its summary.json, whether it
-    trained the run or found it finished (the wall time aside: the finished one is the final checkpoint's)."""
+    trained the run or found it finished (the wall and CPU times aside: the finished one's are the final
+    checkpoint's)."""
     for num_seeds in (1, 2):
         config, run_dir = make_config(*TINY, f"run.num_seeds={num_seeds}"), tmp_path / str(num_seeds)
         fresh, finished = td3x.train(config, run_dir), td3x.train(config, run_dir)
         assert list(fresh) == list(finished)
-        assert {key for key in fresh if fresh[key] != finished[key]} <= {"wall_time_s", "seeds"}
+        assert {key for key in fresh if fresh[key] != finished[key]} <= {"wall_time_s", "cpu_time_s", "seeds"}
         seed_dirs = seed_run_dirs(run_dir, 0, num_seeds)
         for seed, again, seed_dir in zip(
             fresh.get("seeds", [fresh]), finished.get("seeds", [finished]), seed_dirs, strict=True
         ):
             on_disk = json.loads((seed_dir / SUMMARY_FILE).read_text())
             assert list(seed) == list(again) == list(on_disk) == SUMMARY_KEYS
-            assert {key: value for key, value in again.items() if key != "wall_time_s"} == {
-                key: value for key, value in on_disk.items() if key != "wall_time_s"
+            assert {key: value for key, value in again.items() if not is_timing_column(key)} == {
+                key: value for key, value in on_disk.items() if not is_timing_column(key)
             }
             assert again["status"] == "complete" and again["steps"] == 300 and again["evaluations"] == 3
 

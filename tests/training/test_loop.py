@@ -173,7 +173,10 @@ def test_run_dir_files(make_config: MakeConfig, tmp_path: Path) -> None:
         "episode_return_mean",
         "truncated_count",
         "sps",
+        "cpu_time_s",
     } <= set(metrics[-1])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert 0 < metrics[-1]["cpu_time_s"] <= summary["cpu_time_s"]
     provenance = json.loads((tmp_path / "provenance.json").read_text())
     assert provenance["versions"]["torch"] == torch.__version__  # the installed torch, local tag (+cpu) included
     assert provenance["versions"]["td3x"] == td3x.__version__
