@@ -444,6 +444,17 @@ def test_compute_table_counts_processes_core_hours_and_steps_per_core_second(tmp
     assert compute["env steps per core-second"] == pytest.approx(3 * steps / (3601 + 2 * 1800), abs=0.1)
     assert compute["CPU"] == "Some CPU (2 cores)" and compute["code"] == "abcdef0, abcdef0+dirty"
     assert "## Compute" in written.markdown and (tmp_path / "out" / "compute.csv").exists()
+    assert "core-hours (wall time × threads, summed over processes)" in written.markdown
+
+    for seed in (0, 1):  # the stacked process counted its CPU time: 20 min of it in its 1 h, a busy machine's share
+        summary_file = tmp_path / f"stacked/seed_{seed}/summary.json"
+        summary_file.write_text(json.dumps(json.loads(summary_file.read_text()) | {"cpu_time_s": 1200.0}))
+    written = write_report(build_report([tmp_path], Settings(reps=REPS)), tmp_path / "out", "none")
+    compute = written.frames["compute"].loc["TD3"]
+    assert compute["core-hours"] == pytest.approx((1200 + 2 * 1800) / 3600, abs=0.01)
+    assert compute["env steps per core-second"] == pytest.approx(3 * steps / (1200 + 2 * 1800), abs=0.1)
+    assert compute["wall time per process"] == "45m"
+    assert "core-hours (CPU time where the runs count it, else wall time × threads, summed" in written.markdown
 
 
 def test_runs_csv_names_runs_below_the_working_directory_relative_to_it(

@@ -3,7 +3,8 @@ wall time, core-hours and env steps per core-second, with the CPU and the code c
 ``summary.json``, ``config.yaml`` and ``provenance.json``.
 
 A process is a run dir, or, in the K-seeds mode (``run.num_seeds`` > 1), the dir above its ``seed_<k>`` run dirs:
-its seeds share one wall clock. A sweep is paid in core-hours: a process's wall time times its threads.
+its seeds share its clocks. A sweep is paid in core-hours: a process's CPU time where its runs count it
+(``cpu_time_s``, which other work on the machine does not stretch), else its wall time times its threads.
 """
 
 from __future__ import annotations
@@ -33,6 +34,18 @@ class Process:
     @property
     def wall_time_s(self) -> float:
         return max(float((run.summary or {}).get("wall_time_s") or 0.0) for run in self.runs)
+
+    @property
+    def cpu_time_s(self) -> float | None:
+        """The process's CPU time (each of its runs records it whole); None where a run does not count it."""
+        recorded = [(run.summary or {}).get("cpu_time_s") for run in self.runs]
+        counted = [float(value) for value in recorded if isinstance(value, (int, float))]
+        return max(counted) if len(counted) == len(recorded) else None
+
+    @property
+    def core_seconds(self) -> float:
+        """What the process cost: its CPU time, else its wall time times its threads."""
+        return self.wall_time_s * self.threads if self.cpu_time_s is None else self.cpu_time_s
 
     @property
     def threads(self) -> int:
@@ -79,7 +92,7 @@ def compute_frame(grid: Grid) -> pd.DataFrame:
         if cell is None or not cell.runs:
             continue
         procs = processes(cell)
-        core_seconds = sum(p.wall_time_s * p.threads for p in procs)
+        core_seconds = sum(p.core_seconds for p in procs)
         records.append(
             {
                 "row": cell.row,
@@ -112,10 +125,12 @@ class ComputeSection(Section):
     def markdown(self, report: Report, frames: Frames, notes: Notes) -> str:
         if "compute" not in frames:
             return ""
+        counted = any(p.cpu_time_s is not None for cell in report.grid.cells.values() for p in processes(cell))
+        core_hours = "CPU time where the runs count it, else wall time × threads" if counted else "wall time × threads"
         return (
             "## Compute\n\nWhat each cell's complete runs cost, from their `summary.json`, `config.yaml` and "
             "`provenance.json`: the processes that trained them (in the K-seeds mode one process trains several "
-            "seeds), the median wall time of a process, core-hours (wall time × threads, summed over processes) and "
+            f"seeds), the median wall time of a process, core-hours ({core_hours}, summed over processes) and "
             "env steps per core-second; the CPU, its capability (the fp32 kernels torch dispatched to: `AVX512`, "
             "`AVX2`, ...) and the code commit they ran on. Wall times depend on what else the machine ran. The same "
             "seed gives the same numbers bit for bit on the same CPU capability, not across capabilities: a cell "
