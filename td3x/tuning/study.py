@@ -45,13 +45,13 @@ FINISH_LOCK_FILE = "summary.lock"
 RUN_DIR_ATTR = "run_dir"  # a trial's run dir, relative to the study dir; set once its params are drawn
 
 
-
 def _train(config: ComposedConfig, run_dir: Path, on_evaluation: EvaluationReporter | None = None) -> None:
     """Train ``config`` in ``run_dir`` as td3x-train does. Training, and torch (seconds to import), load here: a
     study refused before its first trial costs none."""
     from td3x.training.run import run
 
     run(config, run_dir, config.choices, on_evaluation=on_evaluation)
+
 
 class TrialPruned(Exception):
     """Raised from a trial's evaluation callback: the pruner stopped it (its summary records this as the failure)."""
