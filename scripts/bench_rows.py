@@ -26,7 +26,8 @@ from td3x.config.overrides import group_options
 from td3x.host import numerics
 
 TD3_ROW = "none"
-TABLE2_ROWS = yaml.safe_load((CONF_DIR / "experiment" / "table2.yaml").read_text())["hydra"]["sweeper"]["params"]
+TABLE2_SWEEP = yaml.safe_load((CONF_DIR / "experiment" / "table2.yaml").read_text())["hydra"]["sweeper"]["params"]
+TABLE2_ROWS = TABLE2_SWEEP["ablation"].split(",")  # Table 2's rows in its order, as the experiment sweeps them
 
 
 def time_rows(env: str, rows: list[str], seeds: int, steps: int, repeats: int) -> dict[str, list[float]]:
@@ -90,7 +91,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="K: seeds in one process")
     parser.add_argument("--steps", type=int, default=300, help="learning-phase steps per seed timed")
     parser.add_argument("--repeats", type=int, default=3, help="repetitions")
-    parser.add_argument("--rows", nargs="+", default=TABLE2_ROWS["ablation"].split(","), help="ablation options")
+    parser.add_argument("--rows", nargs="+", default=TABLE2_ROWS, help="ablation options")
     args = parser.parse_args()
     problems = argument_problems(args)
     if problems:

@@ -175,25 +175,26 @@ def truncate_after(run_dirs: Sequence[Path], step: int, evaluation_due: bool = F
     eval_until = step - 1 if evaluation_due else step
     kept = {}
     for run_dir in run_dirs:
-        for name, step_of, until in ((EVAL_FILE, _csv_step, eval_until), (METRICS_FILE, _jsonl_step, step)):
+        files = ((EVAL_FILE, 1, _csv_step, eval_until), (METRICS_FILE, 0, _jsonl_step, step))  # 1: eval.csv's header
+        for name, header, step_of, until in files:
             path = run_dir / name
             if path.exists():
-                kept[path] = _rows_until(path, step_of, until)
+                kept[path] = _rows_until(path, header, step_of, until)
     for path, text in kept.items():
         write_text_atomic(path, text)
 
 
-def _rows_until(path: Path, step_of: Callable[[str], int], step: int) -> str:
-    """``path``'s text without the rows after env step ``step`` (a CSV's header stays) and a cut last line."""
+def _rows_until(path: Path, header: int, step_of: Callable[[str], int], step: int) -> str:
+    """``path``'s text without the rows after env step ``step`` and a cut last line; its first ``header`` lines
+    (a CSV's header) stay."""
     try:
         lines = path.read_text().splitlines(keepends=True)
     except (OSError, UnicodeDecodeError) as error:
         raise _unreadable(path, error) from error
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines.pop()
-    header = lines[:1] if path.name == EVAL_FILE else []
-    kept = header
-    for number, line in enumerate(lines[len(header) :], start=len(header) + 1):
+    kept = lines[:header]
+    for number, line in enumerate(lines[header:], start=header + 1):
         try:
             row_step = step_of(line)
         except (ValueError, KeyError, TypeError) as error:  # JSON's errors are ValueErrors
