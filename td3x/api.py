@@ -21,10 +21,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from td3x.algo.envs import env_spec, make_env
+from td3x.config.command_line import home_expanded
 from td3x.config.hydra import ComposedConfig
 from td3x.config.overrides import compose_checked, dir_problems
 from td3x.config.schema import ConfigError, TrainConfig
-from td3x.rundir.trained_run import TrainedRun, load_run
+from td3x.rundir.trained_run import RunError, TrainedRun, load_run
 from td3x.training.run import run
 
 
@@ -96,18 +97,23 @@ def load(path: str | Path, device: str = "cpu") -> Policy:
     """The trained policy of a run.
 
     Args:
-        path: a run dir, one seed's ``seed_<k>`` dir of a K-seeds run, or a ``checkpoint.pt`` file.
+        path: a run dir, one seed's ``seed_<k>`` dir of a K-seeds run, or a ``checkpoint.pt`` file (a leading ``~`` is
+            the home dir, as in td3x's commands).
         device: ``cpu`` (default), ``auto`` or ``cuda`` (where torch sees a CUDA device).
 
     The process's torch threads are set to the run's ``run.num_threads``, as in training: the same
     threads give the same actions bit for bit.
 
     Raises:
-        td3x.rundir.trained_run.RunError: no run there, a K-seeds process dir (the message names its seed dirs), or a
-            device this machine does not have (the message names those it has).
+        td3x.rundir.trained_run.RunError: no run there, a K-seeds process dir (the message names its seed dirs), a
+            ``~user`` that names no user, or a device this machine does not have (the message names those it has).
         td3x.rundir.checkpoint.CheckpointError: a missing, truncated or foreign checkpoint.
     """
-    return Policy(load_run(Path(path), device))
+    try:
+        expanded = home_expanded(str(path))
+    except ValueError as error:
+        raise RunError(str(error)) from error
+    return Policy(load_run(Path(expanded), device))
 
 
 def compose(overrides: Sequence[str] = ()) -> ComposedConfig:
@@ -132,11 +138,13 @@ def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     ``wall_time_s``, ...; with ``run.num_seeds`` > 1 the seeds' mean returns and each seed's summary under
     ``seeds``). Progress goes to the ``td3x`` logger, shown on stderr when nothing else handles it.
 
+    A leading ``~`` in ``run_dir`` is the home dir, as in td3x's commands.
+
     Raises:
         TypeError: ``config`` is not a ``TrainConfig``.
         ConfigError: a value of the wrong type or out of range (a field set after :func:`compose`), an env id or
-            setting the installed libraries refuse, an empty ``run_dir`` (the working dir is not a run dir) or one
-            that is a file.
+            setting the installed libraries refuse, an empty ``run_dir`` (the working dir is not a run dir), one
+            that is a file, or a ``~user`` that names no user.
         td3x.rundir.resume_decision.ResumeError: ``run_dir`` holds another config's results.
         td3x.training.loop.TrainingError: a non-finite loss or parameter (the logs and last checkpoint are kept).
         td3x.host.numerics.NumericsError: ``run.numerics`` cannot take effect in this process (torch computed under
@@ -144,7 +152,11 @@ def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"td3x.train takes a TrainConfig (from td3x.compose), not {type(config).__name__}")
-    problems = dir_problems("run_dir", str(run_dir))
+    try:
+        run_path = home_expanded(str(run_dir))
+    except ValueError as error:
+        raise ConfigError([f"run_dir={error}"]) from error
+    problems = dir_problems("run_dir", run_path)
     if problems:
         raise ConfigError(problems)
     td3x_log = logging.getLogger("td3x")
@@ -152,4 +164,4 @@ def train(config: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         td3x_log.addHandler(logging.StreamHandler())
         td3x_log.setLevel(logging.INFO)
     choices = config.choices if isinstance(config, ComposedConfig) else None  # a TrainConfig built otherwise: none
-    return run(config, Path(run_dir), choices)
+    return run(config, Path(run_path), choices)

@@ -10,7 +10,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 import torch
-from helpers.runs import TINY_COMMAND_LINE
+from helpers.runs import TINY_COMMAND_LINE, TINY_TRAINED
 from helpers.scripts import BIN, k_seed_run
 
 import td3x
@@ -127,3 +127,23 @@ def test_load_on_a_device_this_machine_lacks_is_refused_naming_those_it_has(k_se
         str(refused.value)
         == f"device={device!r} is not allowed: use auto or cpu (cuda: torch sees no CUDA device here)"
     )
+
+
+def test_a_leading_tilde_is_the_home_dir_for_train_and_load_as_for_the_commands(
+    k_seed_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: td3x.train(config, "~/run") checked the home dir's path, then trained in a folder named ~ here."""
+    monkeypatch.setenv("HOME", str(k_seed_run.parent))
+    monkeypatch.chdir(tmp_path)
+    config = td3x.compose([*TINY_TRAINED, "run.num_seeds=2", "logging.wandb_mode=disabled"])  # k_seed_run's
+    assert td3x.train(config, "~/run")["steps"] == 600  # found finished there: nothing trained
+    assert td3x.load("~/run/seed_1").checkpoint_path == k_seed_run / "seed_1" / "checkpoint.pt"
+    with pytest.raises(ConfigError) as refused:
+        td3x.train(config, "~td3x-no-such-user/run")
+    assert refused.value.problems == [
+        "run_dir=~td3x-no-such-user/run: ~td3x-no-such-user is no user's home dir on this machine: write the dir's "
+        "full path"
+    ]
+    with pytest.raises(RunError, match=r"^~td3x-no-such-user/run: ~td3x-no-such-user is no user's home dir"):
+        td3x.load("~td3x-no-such-user/run")
+    assert list(tmp_path.iterdir()) == []  # no folder named ~
