@@ -28,14 +28,15 @@ LOG_TICKS, MAX_LOG_TICK_DECADES = (1.0, 2.0, 5.0), 1.5
 
 
 def _process_summary(run_dir: Path) -> dict[str, Any] | None:
-    """The first seed's ``summary.json`` (a K-seeds process's seeds share its steps and wall time)."""
+    """The first seed's ``summary.json`` (a K-seeds process's seeds share its steps, wall and CPU time)."""
     configs = run_configs(run_dir)
     path = configs[0].parent / SUMMARY_FILE if configs else None
     return read_json_mapping(path) if path is not None and path.is_file() else None
 
 
 def trial_rows(study: optuna.Study, study_dir: Path, num_seeds: int) -> list[dict[str, Any]]:
-    """One row per trial: number, state, score, its params, seeds, the step it was pruned at, wall time, run dir."""
+    """One row per trial: number, state, score, its params, seeds, the step it was pruned at, wall and CPU time, run
+    dir."""
     rows = []
     for trial in study.get_trials(deepcopy=False):
         run_dir = study_dir / trial.user_attrs.get(RUN_DIR_ATTR, f"trial_{trial.number}")
@@ -51,6 +52,7 @@ def trial_rows(study: optuna.Study, study_dir: Path, num_seeds: int) -> list[dic
                 "pruned_at_step": trial.last_step if pruned else None,
                 "steps": summary.get("steps"),
                 "wall_time_s": summary.get("wall_time_s"),
+                "cpu_time_s": summary.get("cpu_time_s"),  # None: a run (or a resume) of an older td3x
                 "run_dir": run_dir.name if run_dir.is_dir() else None,  # none: refused before training
                 "failure": trial.user_attrs.get("failure"),
             }
@@ -178,11 +180,20 @@ def _write_html(study: optuna.Study, out: Path) -> None:
     optuna.visualization.plot_slice(study).write_html(out / "params.html", include_plotlyjs="cdn")
 
 
-def compute_used(rows: list[dict[str, Any]], fresh_wall: float | None, num_seeds: int) -> dict[str, Any]:
-    """Env steps and process wall time spent: every trial (pruned ones up to their stop) and the fresh seeds."""
+def compute_used(rows: list[dict[str, Any]], fresh: dict[str, Any] | None, num_seeds: int) -> dict[str, Any]:
+    """Env steps, process wall time and CPU time spent: every trial (pruned ones up to their stop) and the fresh
+    seeds. A CPU time is the sum over the processes that counted it, None when one that ran did not (a trial of an
+    older td3x): the wall time grows with whatever else shares the machine, the CPU time does not."""
     walls = [row["wall_time_s"] for row in rows if row["wall_time_s"] is not None]
+    cpus = [row["cpu_time_s"] for row in rows if row["wall_time_s"] is not None]
     steps = [row["steps"] * num_seeds for row in rows if row["steps"] is not None]
-    return {"trial_env_steps": int(sum(steps)), "trial_wall_time_s": float(sum(walls)), "fresh_wall_time_s": fresh_wall}
+    return {
+        "trial_env_steps": int(sum(steps)),
+        "trial_wall_time_s": float(sum(walls)),
+        "trial_cpu_time_s": None if None in cpus else float(sum(cpus)),
+        "fresh_wall_time_s": None if fresh is None else fresh["wall_time_s"],
+        "fresh_cpu_time_s": None if fresh is None else fresh["cpu_time_s"],
+    }
 
 
 def write_summary(
@@ -208,8 +219,9 @@ def write_summary(
     fresh_part = None
     if fresh is not None:
         mean, low, high = mean_interval(fresh["scores"])
-        wall = (_process_summary(study_dir / fresh["run_dir"]) or {}).get("wall_time_s")
-        fresh_part = {**fresh, "score": mean, "interval95": [low, high], "wall_time_s": wall}
+        process = _process_summary(study_dir / fresh["run_dir"]) or {}
+        times = {key: process.get(key) for key in ("wall_time_s", "cpu_time_s")}
+        fresh_part = {**fresh, "score": mean, "interval95": [low, high], **times}
     best = study.best_trial if any(row["state"] == "complete" for row in rows) else None
     states = [row["state"] for row in rows]
     summary = {
@@ -222,11 +234,16 @@ def write_summary(
         "search_seeds": num_seeds,
         "fresh": fresh_part,
         "importances": found,
-        "compute": compute_used(rows, None if fresh_part is None else fresh_part["wall_time_s"], num_seeds),
+        "compute": compute_used(rows, fresh_part, num_seeds),
     }
     write_json_atomic(out / "summary.json", summary)
     (out / "summary.md").write_text(summary_markdown(summary, rows))
     return summary
+
+
+def _cpu(seconds: float | None) -> str:
+    """The CPU time beside a wall time, when it was counted."""
+    return "" if seconds is None else f" ({seconds:.0f} s of CPU time)"
 
 
 def summary_markdown(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
@@ -248,16 +265,10 @@ def summary_markdown(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str
             f"(seeds {fresh['seeds'][0]}-{fresh['seeds'][-1]}, none used by the search)"
         )
     compute = summary["compute"]
-    lines += [
-        "",
-        f"Compute: {compute['trial_env_steps']} env steps and {compute['trial_wall_time_s']:.0f} s of "
-        f"training in trials"
-        + (
-            f", {compute['fresh_wall_time_s']:.0f} s on fresh seeds."
-            if compute["fresh_wall_time_s"] is not None
-            else "."
-        ),
-    ]
+    trials = f"{compute['trial_wall_time_s']:.0f} s of training in trials{_cpu(compute['trial_cpu_time_s'])}"
+    fresh_seeds = compute["fresh_wall_time_s"]
+    on_fresh = "" if fresh_seeds is None else f", {fresh_seeds:.0f} s on fresh seeds{_cpu(compute['fresh_cpu_time_s'])}"
+    lines += ["", f"Compute: {compute['trial_env_steps']} env steps and {trials}{on_fresh}."]
     if summary["importances"]:
         lines += [
             "",

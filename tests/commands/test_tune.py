@@ -120,10 +120,15 @@ def test_a_study_writes_its_summary_and_the_fresh_seed_score_beside_the_search_s
     config = yaml.safe_load((fresh_dir / "seed_2" / "config.yaml").read_text())
     assert config["agent"]["tau"] == summary["best_params"]["agent.tau"] and config["logging"]["group"] == "gravity"
     assert summary["trials"]["pruned"] >= 1 and summary["compute"]["trial_env_steps"] > 0
+    compute, trials_cpu = summary["compute"], [float(row["cpu_time_s"]) for row in rows]
+    assert compute["trial_cpu_time_s"] == pytest.approx(sum(trials_cpu)) and min(trials_cpu) > 0  # pruned ones too
+    fresh_process = json.loads((fresh_dir / "seed_2" / "summary.json").read_text())
+    assert compute["fresh_cpu_time_s"] == fresh["cpu_time_s"] == fresh_process["cpu_time_s"] > 0
     for name in ("history.png", "params.png"):
         assert (study_dir / "summary" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     markdown = (study_dir / "summary" / "summary.md").read_text()
     assert "search score" in markdown and "fresh-seed score" in markdown
+    assert f"s of training in trials ({compute['trial_cpu_time_s']:.0f} s of CPU time)" in markdown
     assert "on fresh seeds [2, 3]" in result.stderr
 
 
