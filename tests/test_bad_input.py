@@ -524,7 +524,8 @@ class TestWrongKindOfPath:
                 ("td3x-train", "-m", *TINY_COMMAND_LINE, "hydra.sweep.dir=afile/sweep"),
                 "config error: hydra.sweep.dir=afile/sweep lies below afile, which is a file, not a directory: name a "
                 "dir (it is created if missing)",
-            ),            (
+            ),
+            (
                 ("td3x-train", *TINY_COMMAND_LINE, "hydra.run.dir=/proc/td3x-run"),
                 "config error: /proc/td3x-run (the run's dir) is not writable here (/proc, where it would be made): "
                 "choose a dir you can write",
