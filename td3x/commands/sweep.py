@@ -92,15 +92,26 @@ def _print_status(states: list[RunState]) -> int:
     done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
     print(", ".join(f"{counts.get(name, 0)} {name}" for name in STATES))
     share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
-    rates = [s.steps_per_compute_second for s in states if s.steps_per_compute_second]
+    timed = [s for s in states if s.steps_per_compute_second]
+    rates = [s.steps_per_compute_second for s in timed if s.steps_per_compute_second]
     if done >= total:
         print(f"{share}; finished: no compute left")
     elif rates:
         left = (total - done) / (sum(rates) / len(rates))
-        print(f"{share}; about {_duration(left)} of compute left at the mean speed of the runs so far")
+        print(f"{share}; about {_duration(left)} of compute left at the mean speed of the runs so far{_walled(timed)}")
     else:
         print(f"{share}; the compute left is estimated once a run has reached its first evaluation")
     return 0 if counts.get(COMPLETE, 0) == len(states) else 1
+
+
+def _walled(timed: list[RunState]) -> str:
+    """What the estimate cannot know of runs an older td3x timed by the wall clock alone: how much of it other work
+    took (a run at the lowest priority beside other work may have had a fraction of its core)."""
+    walled = sum(state.rate_from_wall_time for state in timed)
+    if not walled:
+        return ""
+    only = f"{walled} of the {len(timed)} runs it rests on counted wall time only (an older td3x)"
+    return f"; {only}: too high if other work shared their CPU"
 
 
 def _run_line(state: RunState) -> str | None:

@@ -62,8 +62,8 @@ class RunState:
     """One run's state (one of :data:`STATES`), its progress, and why it is stopped, stale or failed.
 
     ``steps_per_compute_second`` is the run's env steps per second of the compute its process uses (its CPU time,
-    or its wall time where it has none: :func:`compute_seconds`): its own rate where it trains alone, K times it
-    where K seeds share a process and its clocks (None before a first summary)."""
+    or its wall time where it has none: :func:`compute_seconds`, and then ``rate_from_wall_time``): its own rate
+    where it trains alone, K times it where K seeds share a process and its clocks (None before a first summary)."""
 
     run_dir: Path
     state: str
@@ -73,6 +73,7 @@ class RunState:
     reason: str | None
     readable: bool = True  # False: a file of the run cannot be read (:func:`listed_run_state`); its steps are unknown
     process_dir: Path | None = None  # the dir of the process that trains it (td3x-resume's); None when unreadable
+    rate_from_wall_time: bool = False  # an older td3x's run, which counted no CPU time: slower if others shared its CPU
 
 
 def incomplete_reason(summary: Mapping[str, Any] | None, last_eval_step: int | None, total_steps: int) -> str | None:
@@ -173,17 +174,18 @@ def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
     steps = summary["steps"] if summary is not None else 0
     compute = compute_seconds(summary) if summary is not None else None
     # K seeds share their process's time (each summary records it whole): each uses a K-th of it
-    rate = num_seeds * steps / compute if compute is not None else None
-    return RunState(run_dir, state, steps, total_steps, rate, reason, process_dir=process_dir(run_dir, num_seeds))
+    rate = num_seeds * steps / compute[0] if compute is not None else None
+    walled = compute is not None and compute[1] == "wall_time_s"
+    return RunState(run_dir, state, steps, total_steps, rate, reason, True, process_dir(run_dir, num_seeds), walled)
 
 
-def compute_seconds(summary: dict[str, Any]) -> float | None:
-    """The seconds of compute a summary records: its process's CPU time, which other work on the machine does not
-    stretch; its wall time where it has none (a run of an older td3x); None before either is above zero."""
+def compute_seconds(summary: dict[str, Any]) -> tuple[float, str] | None:
+    """The seconds of compute a summary records and its key: its process's CPU time, which other work on the machine
+    does not stretch; its wall time where it has none (a run of an older td3x); None before either is above zero."""
     for key in ("cpu_time_s", "wall_time_s"):
         seconds = summary.get(key)
         if isinstance(seconds, (int, float)) and seconds > 0:
-            return float(seconds)
+            return float(seconds), key
     return None
 
 
