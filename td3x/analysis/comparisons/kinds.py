@@ -211,7 +211,8 @@ class RankCorrelation(Kind):
         pairs = len(values) * (len(values) - 1) / 2
         p = float(kendall_p(np.array(sign * s), len(values)))
         direction = "agrees with" if sign > 0 else "reverses"
-        return Judgement(s / pairs, math.nan, math.nan, "", p, f"ordering {direction} the reference", "not shown")
+        reference_name = comparison.reference_source or "the reference"  # what the registration names it
+        return Judgement(s / pairs, math.nan, math.nan, "", p, f"ordering {direction} {reference_name}", "not shown")
 
     @staticmethod
     def _reference(comparison: Comparison) -> tuple[np.ndarray, float]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -92,6 +93,11 @@ def test_rank_correlation_p_is_scipys_exact_kendall() -> None:
     expected = stats.kendalltau([s.mean for s in sides], reference, alternative="greater", method="exact")
     assert result.estimate == pytest.approx(expected.statistic)
     assert result.p == pytest.approx(expected.pvalue)
+    assert result.shown == "ordering agrees with the reference"  # a registration that names no source
+    named = replace(comparison, reference_source="the paper's Table 2, by row, Walker2d-v1", alternative="less")
+    assert KINDS["rank_correlation"].judge(named, sides, 0.05).shown == (
+        "ordering reverses the paper's Table 2, by row, Walker2d-v1"
+    )
 
 
 def test_rank_correlation_power_is_alpha_or_less_without_an_ordering_and_near_1_with_a_clear_one() -> None:
