@@ -96,7 +96,15 @@ def plan_markdown(plan: Plan) -> str:
     ]
     if plan.sizing is not None:
         lines += ["", "### Sizing rule", "", _sizing_text(plan)]
+    questions = _questions(registration)
+    if questions:
+        lines += ["", "### The questions the file asks", "", *questions]
     return "\n".join(lines) + "\n"
+
+
+def _questions(registration: Registration) -> list[str]:
+    """Each comparison's ``question`` (free text, optional), a line each."""
+    return [f"- {c.name}: {c.question}" for c in registration.comparisons if c.question]
 
 
 def _sizing_text(plan: Plan) -> str:
@@ -265,4 +273,7 @@ def verdicts_markdown(verdicts: Verdicts) -> str:
         markdown(pd.DataFrame(sides).T.fillna("")),
         *_rerun_notes(verdicts.registration),
     ]
+    questions = _questions(registration)
+    if questions:
+        lines += ["", "The questions the file asks:", "", *questions]
     return "\n".join(lines) + "\n"

@@ -53,7 +53,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]
         {"name": "known equal", "test": "equivalence", "statistic": "final", "sides": ["TD3", "TD3 again"],
          "bound": 2000},
         {"name": "known different", "test": "equivalence", "statistic": "final", "sides": ["TD3", "out of reach"],
-         "bound": 100},
+         "bound": 100, "question": "Can a Pendulum return reach 5000?"},
         {"name": "never run", "test": "difference", "statistic": "final", "sides": ["TD3 later seeds", "TD3 - CDQ"]},
     ]
     registration = tmp / "cdq.yaml"
@@ -67,6 +67,8 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]
     assert 0.8 < float(rows["clipped double Q helps"]["power"]) <= 1
     assert float(rows["clipped double Q helps"]["power at 2×SD"]) < float(rows["clipped double Q helps"]["power"])
     assert "## Plan: Does clipped double Q help on Pendulum?" in plan.stdout
+    asked = "- known different: Can a Pendulum return reach 5000?\n"  # the file's own words, in plan and verdicts
+    assert plan.stdout.endswith(f"### The questions the file asks\n\n{asked}")
 
     sweep = tmp / "sweep"
     train = subprocess.run(
@@ -81,6 +83,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]
     markdown = (tmp / "report" / "report.md").read_text()
     sections = re.findall(r"^## .*$", markdown, re.MULTILINE)
     assert sections[0] == "## Registered comparisons: Does clipped double Q help on Pendulum?"
+    assert f"The questions the file asks:\n\n{asked}" in markdown
     return {row["comparison"]: row for row in csv.DictReader((tmp / "report" / "registration.csv").open())}
 
 
