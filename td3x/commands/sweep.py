@@ -47,7 +47,7 @@ from td3x.rundir.layout import (
     read_yaml_mapping,
     seed_run_dirs,
 )
-from td3x.rundir.state import COMPLETE, FAILED, STALE, STATES, STOPPED, RunState
+from td3x.rundir.state import COMPLETE, FAILED, STALE, STATES, STOPPED, RunState, compute_left
 from td3x.sweeps.launches import cwd_problem, launch_records, sweep_dir_override
 from td3x.sweeps.multirun import Job, check_overrides, launcher_resources, list_jobs, path_states, sweep_states
 from td3x.sweeps.recheck import eval_prefix, first_difference, provenance_changes
@@ -89,29 +89,9 @@ def _print_status(states: list[RunState]) -> int:
         line = _run_line(state)
         if line is not None:
             print(line)
-    done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
     print(", ".join(f"{counts.get(name, 0)} {name}" for name in STATES))
-    share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
-    timed = [s for s in states if s.steps_per_compute_second]
-    rates = [s.steps_per_compute_second for s in timed if s.steps_per_compute_second]
-    if done >= total:
-        print(f"{share}; finished: no compute left")
-    elif rates:
-        left = (total - done) / (sum(rates) / len(rates))
-        print(f"{share}; about {_duration(left)} of compute left at the mean speed of the runs so far{_walled(timed)}")
-    else:
-        print(f"{share}; the compute left is estimated once a run has reached its first evaluation")
+    print(compute_left(states))
     return 0 if counts.get(COMPLETE, 0) == len(states) else 1
-
-
-def _walled(timed: list[RunState]) -> str:
-    """What the estimate cannot know of runs an older td3x timed by the wall clock alone: how much of it other work
-    took (a run at the lowest priority beside other work may have had a fraction of its core)."""
-    walled = sum(state.rate_from_wall_time for state in timed)
-    if not walled:
-        return ""
-    only = f"{walled} of the {len(timed)} runs it rests on counted wall time only (an older td3x)"
-    return f"; {only}: too high if other work shared their CPU"
 
 
 def _run_line(state: RunState) -> str | None:
@@ -126,14 +106,6 @@ def _run_line(state: RunState) -> str | None:
         else f"; resume with: {resume_command(state.process_dir)}"
     )
     return f"{state.state:8s} {state.run_dir}{at_step}: {state.reason}{resume}"
-
-
-def _duration(seconds: float) -> str:
-    """``2.5 h`` from an hour on, else whole minutes (``3 minutes``; ``0.0 h`` said nothing of a few minutes)."""
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    minutes = max(1, round(seconds / 60))
-    return f"{minutes} minute{'s' * (minutes > 1)}"
 
 
 def rerun(sweep_dir: Path) -> int:

@@ -25,7 +25,7 @@ that finds one writes that summary if a kill came between the two.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,6 +177,37 @@ def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
     rate = num_seeds * steps / compute[0] if compute is not None else None
     walled = compute is not None and compute[1] == "wall_time_s"
     return RunState(run_dir, state, steps, total_steps, rate, reason, True, process_dir(run_dir, num_seeds), walled)
+
+
+def compute_left(states: Sequence[RunState]) -> str:
+    """The steps done and the compute left at the runs' mean speed so far (a line of ``td3x-sweep status``), and how
+    many of the runs it rests on an older td3x timed by the wall clock alone: other work sharing their CPU made
+    them look slower (a run at the lowest priority beside other work may have had a fraction of its core)."""
+    done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
+    share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
+    timed = [s for s in states if s.steps_per_compute_second]
+    rates = [s.steps_per_compute_second for s in timed if s.steps_per_compute_second]
+    if done >= total:
+        return f"{share}; finished: no compute left"
+    if not rates:
+        return f"{share}; the compute left is estimated once a run has reached its first evaluation"
+    left = (total - done) / (sum(rates) / len(rates))
+    walled = sum(s.rate_from_wall_time for s in timed)
+    caveat = (
+        f"; {walled} of the {len(timed)} runs it rests on counted wall time only (an older td3x): too high if other "
+        "work shared their CPU"
+        if walled
+        else ""
+    )
+    return f"{share}; about {_duration(left)} of compute left at the mean speed of the runs so far{caveat}"
+
+
+def _duration(seconds: float) -> str:
+    """``2.5 h`` from an hour on, else whole minutes (``3 minutes``; ``0.0 h`` said nothing of a few minutes)."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    minutes = max(1, round(seconds / 60))
+    return f"{minutes} minute{'s' * (minutes > 1)}"
 
 
 def compute_seconds(summary: dict[str, Any]) -> tuple[float, str] | None:
