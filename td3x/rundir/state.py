@@ -73,7 +73,7 @@ class RunState:
     reason: str | None
     readable: bool = True  # False: a file of the run cannot be read (:func:`listed_run_state`); its steps are unknown
     process_dir: Path | None = None  # the dir of the process that trains it (td3x-resume's); None when unreadable
-    rate_from_wall_time: bool = False  # an older td3x's run, which counted no CPU time: slower if others shared its CPU
+    rate_from_wall_time: bool = False  # a run of an older td3x (no CPU time): its rate counts others' use of its CPU
 
 
 def incomplete_reason(summary: Mapping[str, Any] | None, last_eval_step: int | None, total_steps: int) -> str | None:
@@ -176,13 +176,14 @@ def run_state(run_dir: Path, total_steps: int, num_seeds: int = 1) -> RunState:
     # K seeds share their process's time (each summary records it whole): each uses a K-th of it
     rate = num_seeds * steps / compute[0] if compute is not None else None
     walled = compute is not None and compute[1] == "wall_time_s"
-    return RunState(run_dir, state, steps, total_steps, rate, reason, True, process_dir(run_dir, num_seeds), walled)
+    where = process_dir(run_dir, num_seeds)
+    return RunState(run_dir, state, steps, total_steps, rate, reason, process_dir=where, rate_from_wall_time=walled)
 
 
 def compute_left(states: Sequence[RunState]) -> str:
-    """The steps done and the compute left at the runs' mean speed so far (a line of ``td3x-sweep status``), and how
-    many of the runs it rests on an older td3x timed by the wall clock alone: other work sharing their CPU made
-    them look slower (a run at the lowest priority beside other work may have had a fraction of its core)."""
+    """The steps done and the compute left at the runs' mean speed so far (a line of ``td3x-sweep status``); where
+    some of the runs it rests on were timed by the wall clock alone (an older td3x counted no CPU time), how many:
+    other work sharing their CPU made them look slower (at the lowest priority, a run may get a fraction of a core)."""
     done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
     share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
     timed = [s for s in states if s.steps_per_compute_second]
