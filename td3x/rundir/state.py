@@ -187,12 +187,11 @@ def compute_left(states: Sequence[RunState]) -> str:
     done, total = sum(s.steps for s in states), sum(s.total_steps for s in states)
     share = f"steps: {done}/{total} ({100 * done / max(total, 1):.1f}%)"
     timed = [s for s in states if s.steps_per_compute_second]
-    rates = [s.steps_per_compute_second for s in timed if s.steps_per_compute_second]
     if done >= total:
         return f"{share}; finished: no compute left"
-    if not rates:
+    if not timed:
         return f"{share}; the compute left is estimated once a run has reached its first evaluation"
-    left = (total - done) / (sum(rates) / len(rates))
+    left = (total - done) / (sum(s.steps_per_compute_second or 0.0 for s in timed) / len(timed))
     walled = sum(s.rate_from_wall_time for s in timed)
     caveat = (
         f"; {walled} of the {len(timed)} runs it rests on counted wall time only (an older td3x): too high if other "

@@ -371,8 +371,10 @@ def test_status_of_a_run_stopped_by_ctrl_c_is_stopped_at_once_and_running_while_
     left_h = (10_000_000 - 330) / (330 / summary["wall_time_s"]) / 3600
     _, out, _ = sweep_cli(capsys, "status", str(tmp_path))
     estimate = f"steps: 330/10000000 (0.0%); about {left_h:.1f} h of compute left at the mean speed of the runs so far"
-    walled = "1 of the 1 runs it rests on counted wall time only (an older td3x): too high if other work shared"
-    assert f"{estimate}; {walled} their CPU\n" in out
+    walled = (
+        "1 of the 1 runs it rests on counted wall time only (an older td3x): too high if other work shared their CPU"
+    )
+    assert f"{estimate}; {walled}\n" in out
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     assert f"stopped  {tmp_path}  at step 330: {summary['interrupted']}; resume with: td3x-resume {tmp_path}" in out
     with exclusive(tmp_path):
